@@ -1,0 +1,68 @@
+// SpMM (sparse x dense) and SDDMM (dense x dense sampled by a sparse mask) on the CPU, row-parallel with
+// rows split by nnz for power-law graphs.
+#pragma once
+#include "engine/cpu/parallel.hpp"
+#include "engine/dense_matrix.hpp"
+#include "engine/matrix.hpp"
+
+namespace hybla::cpu {
+
+// C(i,:) = ⊕_k A(i,k) ⊗ B(k,:). A row without entries gives the add monoid's identity.
+template <class Sr, class TC, class TA, class TB>
+DenseMatrix<TC> spmm(const Matrix<TA>& a, const DenseMatrix<TB>& b) {
+    const Index m = a.nrows(), w = b.ncols();
+    DenseMatrix<TC> c(m, w);
+    const auto ac = a.col_indices().data();
+    const auto av = a.values().data();
+    Array<Offset> work(m + 1);
+    parallel_for_each(m + 1, [&](Index i) { work[i] = (a.row_offsets()[i] + i) * w; }, 1 << 14);
+    parallel_rows_by_work(work.data(), m, [&](Index i) {
+        TC* out = c.row(i);
+        for (Index x = 0; x < w; ++x) out[x] = Sr::template zero<TC>();
+        for (Offset p = a.row_begin(i); p < a.row_end(i); ++p) {
+            const TC s = TC(av[p]);
+            const TB* brow = b.row(ac[p]);
+            for (Index x = 0; x < w; ++x) out[x] = Sr::template add<TC>(out[x], Sr::template multiply<TC>(s, TC(brow[x])));
+        }
+    });
+    return c;
+}
+
+// T(i,j) = ⊕_x A(i,x) ⊗ Bt(j,x) for every (i,j) where the mask is true (the pattern, or true values).
+template <class Sr, class TC, class M, class TA, class TB>
+Matrix<TC> sddmm(const Matrix<M>& mask, bool structure, const DenseMatrix<TA>& a, const DenseMatrix<TB>& bt) {
+    const Index k = a.ncols();
+    const auto mc = mask.col_indices().data();
+    const auto mv = mask.values().data();
+    auto keep = [&](Offset p) { return k > 0 && (structure || mv[p] != M(0)); };
+    return build_rows<TC>(
+        mask.nrows(), mask.ncols(),
+        [&](Index i) {
+            Offset n = 0;
+            for (Offset p = mask.row_begin(i); p < mask.row_end(i); ++p) n += keep(p);
+            return n;
+        },
+        [&](Index i, ColIndex* oc, TC* ov) {
+            const TA* arow = a.row(i);
+            for (Offset p = mask.row_begin(i); p < mask.row_end(i); ++p) {
+                if (!keep(p)) continue;
+                const TB* brow = bt.row(mc[p]);
+                TC acc = Sr::template multiply<TC>(TC(arow[0]), TC(brow[0]));
+                for (Index x = 1; x < k && !Sr::template is_terminal<TC>(acc); ++x)
+                    acc = Sr::template add<TC>(acc, Sr::template multiply<TC>(TC(arow[x]), TC(brow[x])));
+                *oc++ = mc[p];
+                *ov++ = acc;
+            }
+        });
+}
+
+template <class T>
+DenseMatrix<T> dense_transpose(const DenseMatrix<T>& a) {
+    DenseMatrix<T> t(a.ncols(), a.nrows());
+    parallel_for_each(a.ncols(), [&](Index j) {
+        for (Index i = 0; i < a.nrows(); ++i) t(j, i) = a(i, j);
+    }, 64);
+    return t;
+}
+
+}  // namespace hybla::cpu

@@ -1,0 +1,55 @@
+// DenseMatrix<T>: row-major, every entry present. The dense operand and result of SpMM and the dense
+// operands of SDDMM (node features, one column per PageRank seed).
+#pragma once
+#include <span>
+#include <string>
+
+#include "engine/array.hpp"
+#include "engine/config.hpp"
+#include "engine/error.hpp"
+#include "engine/matrix.hpp"
+
+namespace hybla {
+
+template <class T>
+class DenseMatrix {
+public:
+    using value_type = T;
+    DenseMatrix() = default;
+    DenseMatrix(Index nrows, Index ncols, T value = T{}) : nrows_(nrows), ncols_(ncols) {
+        detail::check_dimension(nrows, "number of rows");
+        detail::check_dimension(ncols, "number of columns");
+        data_ = Array<T>(nrows * ncols, value);
+    }
+    // Takes row-major data without copying.
+    static DenseMatrix import_row_major(Index nrows, Index ncols, Array<T> data) {
+        if (data.size() != nrows * ncols)
+            throw InvalidValue("DenseMatrix::import_row_major: expected " + std::to_string(nrows * ncols) +
+                               " values for " + detail::shape(nrows, ncols) + ", got " + std::to_string(data.size()));
+        DenseMatrix m;
+        m.nrows_ = nrows;
+        m.ncols_ = ncols;
+        m.data_ = std::move(data);
+        return m;
+    }
+
+    Index nrows() const { return nrows_; }
+    Index ncols() const { return ncols_; }
+    T& operator()(Index i, Index j) { return data_[i * ncols_ + j]; }
+    const T& operator()(Index i, Index j) const { return data_[i * ncols_ + j]; }
+    T* row(Index i) { return data_.data() + i * ncols_; }
+    const T* row(Index i) const { return data_.data() + i * ncols_; }
+    std::span<T> data() { return data_.span(); }
+    std::span<const T> data() const { return data_.span(); }
+    void fill(T v) { std::fill(data_.begin(), data_.end(), v); }
+    Array<T> release() && {
+        nrows_ = ncols_ = 0;
+        return std::move(data_);
+    }
+
+private:
+    Index nrows_ = 0, ncols_ = 0;
+    Array<T> data_;
+};
+
+}  // namespace hybla

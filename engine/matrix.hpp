@@ -1,0 +1,272 @@
+// Matrix<T>: a sparse matrix in CSR with 64-bit row offsets, 32-bit column indices sorted within each row,
+// and no explicit duplicates. Derived forms (the transpose) are cached on the object and dropped on any change.
+#pragma once
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/array.hpp"
+#include "engine/config.hpp"
+#include "engine/error.hpp"
+#include "semirings/binary_ops.hpp"
+
+namespace hybla {
+
+template <class T> class Matrix;
+namespace cpu {
+template <class T, class Dup>
+Matrix<T> build_matrix(Index nrows, Index ncols, std::span<const Index> rows, std::span<const Index> cols,
+                       std::span<const T> vals, Dup dup, bool dup_is_error);
+template <class T> Matrix<T> transpose(const Matrix<T>& a);
+}  // namespace cpu
+
+namespace detail {
+inline void check_dimension(Index n, const char* what) {
+    if (n > max_dimension)
+        throw InvalidValue(std::string(what) + " must be at most 2^32, got " + std::to_string(n));
+}
+inline std::string shape(Index r, Index c) { return std::to_string(r) + "x" + std::to_string(c); }
+}  // namespace detail
+
+template <class T>
+struct CsrArrays {
+    Index nrows = 0, ncols = 0;
+    Array<Offset> offsets;      // nrows + 1
+    Array<ColIndex> indices;    // nvals
+    Array<T> values;            // nvals
+};
+
+template <class T>
+class Matrix {
+public:
+    using value_type = T;
+
+    Matrix() : Matrix(0, 0) {}
+    Matrix(Index nrows, Index ncols) : nrows_(nrows), ncols_(ncols) {
+        detail::check_dimension(nrows, "number of rows");
+        detail::check_dimension(ncols, "number of columns");
+        offsets_ = Array<Offset>(nrows + 1, Offset(0));
+    }
+
+    // Builds from (row, column, value) tuples; duplicates are combined with dup (plus by default), in input order.
+    template <class Dup = plus_op>
+    static Matrix from_tuples(Index nrows, Index ncols, std::span<const Index> rows, std::span<const Index> cols,
+                              std::span<const T> vals, Dup dup = {}) {
+        detail::check_dimension(nrows, "number of rows");
+        detail::check_dimension(ncols, "number of columns");
+        return cpu::build_matrix<T>(nrows, ncols, rows, cols, vals, dup, false);
+    }
+    template <class Dup = plus_op>
+    static Matrix from_tuples(Index nrows, Index ncols, const std::vector<Index>& rows,
+                              const std::vector<Index>& cols, const std::vector<T>& vals, Dup dup = {}) {
+        return from_tuples(nrows, ncols, std::span<const Index>(rows), std::span<const Index>(cols),
+                           std::span<const T>(vals.data(), vals.size()), dup);
+    }
+    // Replaces the contents with the given tuples (dimensions unchanged).
+    template <class Dup = plus_op>
+    void build(std::span<const Index> rows, std::span<const Index> cols, std::span<const T> vals, Dup dup = {}) {
+        *this = from_tuples(nrows_, ncols_, rows, cols, vals, dup);
+    }
+
+    Index nrows() const { return nrows_; }
+    Index ncols() const { return ncols_; }
+    Index nvals() const { return offsets_[nrows_]; }
+
+    // Tuples in row-major order.
+    void extract_tuples(std::vector<Index>& rows, std::vector<Index>& cols, std::vector<T>& vals) const {
+        rows.resize(nvals());
+        cols.assign(indices_.begin(), indices_.end());
+        vals.assign(values_.begin(), values_.end());
+        for (Index i = 0; i < nrows_; ++i)
+            std::fill(rows.begin() + offsets_[i], rows.begin() + offsets_[i + 1], i);
+    }
+
+    std::optional<T> get(Index i, Index j) const {
+        check_index(i, j);
+        auto p = find(i, j);
+        if (!p.second) return std::nullopt;
+        return values_[p.first];
+    }
+    bool contains(Index i, Index j) const { return get(i, j).has_value(); }
+
+    // Sets one entry (O(nvals): use build or an operation for many entries).
+    void set(Index i, Index j, T v) {
+        check_index(i, j);
+        auto [pos, found] = find(i, j);
+        if (found) {
+            values_[pos] = v;
+            invalidate();
+            return;
+        }
+        Index n = nvals();
+        Array<ColIndex> ci(n + 1);
+        Array<T> vv(n + 1);
+        std::copy_n(indices_.begin(), pos, ci.begin());
+        std::copy_n(values_.begin(), pos, vv.begin());
+        ci[pos] = ColIndex(j);
+        vv[pos] = v;
+        std::copy(indices_.begin() + pos, indices_.end(), ci.begin() + pos + 1);
+        std::copy(values_.begin() + pos, values_.end(), vv.begin() + pos + 1);
+        for (Index r = i + 1; r <= nrows_; ++r) ++offsets_[r];
+        indices_ = std::move(ci);
+        values_ = std::move(vv);
+        invalidate();
+    }
+    // Removes one entry if present.
+    void remove(Index i, Index j) {
+        check_index(i, j);
+        auto [pos, found] = find(i, j);
+        if (!found) return;
+        std::copy(indices_.begin() + pos + 1, indices_.end(), indices_.begin() + pos);
+        std::copy(values_.begin() + pos + 1, values_.end(), values_.begin() + pos);
+        indices_.resize(indices_.size() - 1);
+        values_.resize(values_.size() - 1);
+        for (Index r = i + 1; r <= nrows_; ++r) --offsets_[r];
+        invalidate();
+    }
+
+    Matrix dup() const { return *this; }
+
+    // Changes the dimensions; entries outside the new dimensions are dropped.
+    void resize(Index nrows, Index ncols) {
+        detail::check_dimension(nrows, "number of rows");
+        detail::check_dimension(ncols, "number of columns");
+        Array<Offset> off(nrows + 1);
+        off[0] = 0;
+        Index keep_rows = std::min(nrows, nrows_);
+        Offset n = 0;
+        for (Index i = 0; i < keep_rows; ++i) {
+            for (Offset p = offsets_[i]; p < offsets_[i + 1]; ++p)
+                if (indices_[p] < ncols) {
+                    indices_[n] = indices_[p];
+                    values_[n] = values_[p];
+                    ++n;
+                }
+            off[i + 1] = n;
+        }
+        for (Index i = keep_rows; i < nrows; ++i) off[i + 1] = n;
+        indices_.resize(n);
+        values_.resize(n);
+        offsets_ = std::move(off);
+        nrows_ = nrows;
+        ncols_ = ncols;
+        invalidate();
+    }
+    void clear() { *this = Matrix(nrows_, ncols_); }
+
+    // CSR views.
+    std::span<const Offset> row_offsets() const { return offsets_.span(); }
+    std::span<const ColIndex> col_indices() const { return indices_.span(); }
+    std::span<const T> values() const { return values_.span(); }
+    Offset row_begin(Index i) const { return offsets_[i]; }
+    Offset row_end(Index i) const { return offsets_[i + 1]; }
+    Index row_degree(Index i) const { return offsets_[i + 1] - offsets_[i]; }
+
+    // Takes the arrays without copying. With check, verifies the CSR invariants (InvalidValue/InvalidIndex).
+    static Matrix import_csr(Index nrows, Index ncols, Array<Offset> offsets, Array<ColIndex> indices,
+                             Array<T> values, bool check = true) {
+        Matrix m(nrows, ncols);
+        if (check) validate_csr(nrows, ncols, offsets, indices, values, "import_csr");
+        m.offsets_ = std::move(offsets);
+        m.indices_ = std::move(indices);
+        m.values_ = std::move(values);
+        return m;
+    }
+    static Matrix import_csr(CsrArrays<T> csr, bool check = true) {
+        return import_csr(csr.nrows, csr.ncols, std::move(csr.offsets), std::move(csr.indices),
+                          std::move(csr.values), check);
+    }
+    // CSC is the CSR of the transpose: imported as such (no copy) and transposed once.
+    static Matrix import_csc(Index nrows, Index ncols, Array<Offset> col_offsets, Array<ColIndex> row_indices,
+                             Array<T> values, bool check = true) {
+        Matrix t = Matrix::import_csr(ncols, nrows, std::move(col_offsets), std::move(row_indices),
+                                      std::move(values), check);
+        return cpu::transpose(t);
+    }
+    // COO tuples without duplicates (a duplicate is an InvalidValue); any order.
+    static Matrix import_coo(Index nrows, Index ncols, std::span<const Index> rows, std::span<const Index> cols,
+                             std::span<const T> vals) {
+        detail::check_dimension(nrows, "number of rows");
+        detail::check_dimension(ncols, "number of columns");
+        return cpu::build_matrix<T>(nrows, ncols, rows, cols, vals, first_op{}, true);
+    }
+
+    // Moves the arrays out, leaving an empty matrix of the same dimensions.
+    CsrArrays<T> export_csr() && {
+        CsrArrays<T> out{nrows_, ncols_, std::move(offsets_), std::move(indices_), std::move(values_)};
+        *this = Matrix(out.nrows, out.ncols);
+        return out;
+    }
+    CsrArrays<T> export_csr() const& { return Matrix(*this).export_csr(); }
+    // CSC arrays (column offsets, row indices): the CSR of the transpose.
+    CsrArrays<T> export_csc() const {
+        CsrArrays<T> t = cpu::transpose(*this).export_csr();
+        std::swap(t.nrows, t.ncols);
+        return t;
+    }
+    void export_coo(std::vector<Index>& rows, std::vector<Index>& cols, std::vector<T>& vals) const {
+        extract_tuples(rows, cols, vals);
+    }
+
+    // The transpose, computed once and cached until this matrix changes.
+    const Matrix& transposed() const {
+        if (!transpose_) transpose_ = std::make_shared<const Matrix>(cpu::transpose(*this));
+        return *transpose_;
+    }
+
+    bool has_cached_transpose() const { return bool(transpose_); }
+
+    // For backends: direct access to the CSR arrays. Callers must keep the invariants.
+    Array<Offset>& offsets_mut() { invalidate(); return offsets_; }
+    Array<ColIndex>& indices_mut() { invalidate(); return indices_; }
+    Array<T>& values_mut() { invalidate(); return values_; }
+
+    static void validate_csr(Index nrows, Index ncols, const Array<Offset>& off, const Array<ColIndex>& idx,
+                             const Array<T>& val, const char* who) {
+        if (off.size() != nrows + 1)
+            throw InvalidValue(std::string(who) + ": expected " + std::to_string(nrows + 1) +
+                               " row offsets, got " + std::to_string(off.size()));
+        if (off[0] != 0) throw InvalidValue(std::string(who) + ": first row offset must be 0");
+        for (Index i = 0; i < nrows; ++i)
+            if (off[i + 1] < off[i])
+                throw InvalidValue(std::string(who) + ": row offsets decrease at row " + std::to_string(i));
+        if (idx.size() != off[nrows] || val.size() != off[nrows])
+            throw InvalidValue(std::string(who) + ": offsets end at " + std::to_string(off[nrows]) + " but got " +
+                               std::to_string(idx.size()) + " indices and " + std::to_string(val.size()) + " values");
+        for (Index i = 0; i < nrows; ++i)
+            for (Offset p = off[i]; p < off[i + 1]; ++p) {
+                if (idx[p] >= ncols)
+                    throw InvalidIndex(std::string(who) + ": column index " + std::to_string(idx[p]) + " in row " +
+                                       std::to_string(i) + " is out of range for " + std::to_string(ncols) +
+                                       " columns");
+                if (p > off[i] && idx[p] <= idx[p - 1])
+                    throw InvalidValue(std::string(who) + ": column indices of row " + std::to_string(i) +
+                                       " are not strictly increasing");
+            }
+    }
+
+private:
+    void check_index(Index i, Index j) const {
+        if (i >= nrows_ || j >= ncols_)
+            throw InvalidIndex("index (" + std::to_string(i) + ", " + std::to_string(j) + ") is outside a " +
+                               detail::shape(nrows_, ncols_) + " matrix");
+    }
+    // Position of (i, j) or of where it would be inserted.
+    std::pair<Offset, bool> find(Index i, Index j) const {
+        auto b = indices_.begin() + offsets_[i], e = indices_.begin() + offsets_[i + 1];
+        auto it = std::lower_bound(b, e, ColIndex(j));
+        return {Offset(it - indices_.begin()), it != e && *it == j};
+    }
+    void invalidate() { transpose_.reset(); }
+
+    Index nrows_ = 0, ncols_ = 0;
+    Array<Offset> offsets_;
+    Array<ColIndex> indices_;
+    Array<T> values_;
+    mutable std::shared_ptr<const Matrix> transpose_;
+};
+
+}  // namespace hybla

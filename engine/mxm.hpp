@@ -1,0 +1,81 @@
+// mxm: the one entry point for products with a matrix result. What it is given picks the kernel:
+//   Matrix x Matrix                     -> SpGEMM (masked SpGEMM when a mask is given)
+//   Matrix x DenseMatrix -> DenseMatrix -> SpMM
+//   DenseMatrix x DenseMatrix under a sparse mask -> SDDMM
+#pragma once
+#include "engine/checks.hpp"
+#include "engine/cpu/mask.hpp"
+#include "engine/cpu/spgemm.hpp"
+#include "engine/cpu/spmm.hpp"
+#include "engine/trace.hpp"
+
+namespace hybla {
+
+// C<M> accum= op(A) ⊕.⊗ op(B)
+template <class Sr, class TC, class MaskT, class Accum, class TA, class TB>
+    requires detail::MatrixMask<MaskT>
+void mxm(Matrix<TC>& c, const MaskT& mask, Accum accum, Sr, const Matrix<TA>& a, const Matrix<TB>& b,
+         const Descriptor& d = {}) {
+    const Index m = detail::rows_of(a, d.transpose_a), k = detail::cols_of(a, d.transpose_a);
+    const Index kb = detail::rows_of(b, d.transpose_b), n = detail::cols_of(b, d.transpose_b);
+    detail::require(k == kb, "mxm", "inner dimensions differ: A is " + detail::shape(m, k) + " and B is " +
+                                        detail::shape(kb, n) + " (after transposes)");
+    detail::require(c.nrows() == m && c.ncols() == n, "mxm",
+                    "C is " + detail::shape(c.nrows(), c.ncols()) + " but A*B is " + detail::shape(m, n));
+    detail::check_mask(mask, m, n, "mxm");
+    cpu::mxm<Sr>(c, mask, accum, a, b, d);
+}
+
+// SpMM: C accum= op(A) ⊕.⊗ op(B) with B and C dense. Rows of A without entries give the monoid's identity.
+template <class Sr, class TC, class Accum, class TA, class TB>
+void mxm(DenseMatrix<TC>& c, NoMask, Accum accum, Sr, const Matrix<TA>& a, const DenseMatrix<TB>& b,
+         const Descriptor& d = {}) {
+    const Index m = detail::rows_of(a, d.transpose_a), k = detail::cols_of(a, d.transpose_a);
+    const Index kb = detail::rows_of(b, d.transpose_b), n = detail::cols_of(b, d.transpose_b);
+    detail::require(k == kb, "mxm (SpMM)", "inner dimensions differ: A is " + detail::shape(m, k) +
+                                               " and B is " + detail::shape(kb, n) + " (after transposes)");
+    detail::require(c.nrows() == m && c.ncols() == n, "mxm (SpMM)",
+                    "C is " + detail::shape(c.nrows(), c.ncols()) + " but A*B is " + detail::shape(m, n));
+    trace("mxm: SpMM %zux%zu * dense %zux%zu", size_t(m), size_t(k), size_t(kb), size_t(n));
+    const Matrix<TA>& aa = d.transpose_a ? a.transposed() : a;
+    DenseMatrix<TC> t = d.transpose_b ? cpu::spmm<Sr, TC>(aa, cpu::dense_transpose(b)) : cpu::spmm<Sr, TC>(aa, b);
+    if constexpr (std::is_same_v<Accum, NoAccum>) {
+        c = std::move(t);
+    } else {
+        auto cd = c.data();
+        auto td = t.data();
+        cpu::parallel_for_each(cd.size(), [&](Index x) { cd[x] = accum(cd[x], td[x]); }, 1 << 14);
+    }
+}
+
+// SDDMM: C<M> accum= op(A) ⊕.⊗ op(B) with A and B dense, computed only where the (non-complemented) mask is.
+template <class Sr, class TC, class M, class Accum, class TA, class TB>
+void mxm(Matrix<TC>& c, const Matrix<M>& mask, Accum accum, Sr, const DenseMatrix<TA>& a, const DenseMatrix<TB>& b,
+         const Descriptor& d = {}) {
+    const Index m = detail::rows_of(a, d.transpose_a), k = detail::cols_of(a, d.transpose_a);
+    const Index kb = detail::rows_of(b, d.transpose_b), n = detail::cols_of(b, d.transpose_b);
+    detail::require(k == kb, "mxm (SDDMM)", "inner dimensions differ: A is " + detail::shape(m, k) +
+                                                " and B is " + detail::shape(kb, n) + " (after transposes)");
+    detail::require(c.nrows() == m && c.ncols() == n, "mxm (SDDMM)",
+                    "C is " + detail::shape(c.nrows(), c.ncols()) + " but A*B is " + detail::shape(m, n));
+    detail::check_mask(mask, m, n, "mxm (SDDMM)");
+    if (d.mask_complement)
+        throw InvalidValue("mxm (SDDMM): a dense x dense product needs a mask that is not complemented "
+                           "(the result would be dense); use DenseMatrix arithmetic instead");
+    trace("mxm: SDDMM %zux%zu * %zux%zu under a mask of %zu entries", size_t(m), size_t(k), size_t(kb), size_t(n),
+          size_t(mask.nvals()));
+    // Row-major rows of A and of Bᵀ make every sampled entry a contiguous dot product.
+    auto run = [&](const DenseMatrix<TA>& ar, const DenseMatrix<TB>& btr) {
+        cpu::write_back(c, cpu::sddmm<Sr, TC>(mask, d.mask_structure, ar, btr), mask, accum, d);
+    };
+    if (d.transpose_a) {
+        auto at = cpu::dense_transpose(a);
+        if (d.transpose_b) run(at, b);
+        else run(at, cpu::dense_transpose(b));
+    } else {
+        if (d.transpose_b) run(a, b);
+        else run(a, cpu::dense_transpose(b));
+    }
+}
+
+}  // namespace hybla

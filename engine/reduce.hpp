@@ -1,0 +1,41 @@
+// reduce: a matrix to a vector (rows; columns with transpose_a), or a matrix or vector to a scalar.
+#pragma once
+#include <type_traits>
+
+#include "engine/checks.hpp"
+#include "engine/cpu/reduce.hpp"
+#include "engine/cpu/vector_write.hpp"
+
+namespace hybla {
+
+// w<m> accum= ⊕_j op(A)(:, j): by rows, or by columns of A with transpose_a.
+template <class TW, class MaskT, class Accum, class Monoid, class TA>
+    requires detail::VectorMask<MaskT>
+void reduce(Vector<TW>& w, const MaskT& mask, Accum accum, Monoid, const Matrix<TA>& a, const Descriptor& d = {}) {
+    const Index m = detail::rows_of(a, d.transpose_a);
+    detail::require(w.size() == m, "reduce", "w has size " + std::to_string(w.size()) + " but A has " +
+                                                 std::to_string(m) + " rows (after transpose)");
+    detail::check_vector_mask(mask, m, "reduce");
+    cpu::write_back_vector(w, cpu::reduce_rows<Monoid, TW>(d.transpose_a ? a.transposed() : a), mask, accum, d);
+}
+
+// ⊕ of all entries (the monoid's identity when there are none).
+template <class Monoid, class TA>
+TA reduce(Monoid, const Matrix<TA>& a) {
+    return cpu::reduce_values<Monoid, TA>(a.values().data(), nullptr, a.nvals());
+}
+template <class Monoid, class TU>
+TU reduce(Monoid, const Vector<TU>& u) {
+    return cpu::reduce_values<Monoid, TU>(u.values().data(), u.is_dense() ? u.bitmap().data() : nullptr,
+                                          u.is_dense() ? u.size() : u.nvals());
+}
+// s accum= ⊕ of all entries.
+template <class TS, class Accum, class Monoid, class Obj>
+    requires(detail::is_matrix<Obj>::value || detail::is_vector<Obj>::value)
+void reduce(TS& s, Accum accum, Monoid mon, const Obj& a) {
+    TS r = TS(reduce(mon, a));
+    if constexpr (std::is_same_v<Accum, NoAccum>) s = r;
+    else s = accum(s, r);
+}
+
+}  // namespace hybla

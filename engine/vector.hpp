@@ -1,0 +1,202 @@
+// Vector<T>: sparse (sorted indices + values) or dense (values + presence bitmap). Every operation accepts
+// either form; the form is storage, not meaning: two vectors with the same entries are equal whatever their form.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/array.hpp"
+#include "engine/config.hpp"
+#include "engine/error.hpp"
+#include "engine/matrix.hpp"
+
+namespace hybla {
+
+template <class T> class Vector;
+namespace cpu {
+template <class T, class Dup>
+Vector<T> build_vector(Index n, std::span<const Index> idx, std::span<const T> vals, Dup dup, bool dup_is_error);
+}
+
+template <class T>
+class Vector {
+public:
+    using value_type = T;
+
+    explicit Vector(Index n = 0) : n_(n) { detail::check_dimension(n, "vector size"); }
+
+    // A dense vector with every entry present and equal to value.
+    static Vector full(Index n, T value) {
+        Vector v(n);
+        v.dense_ = true;
+        v.values_ = Array<T>(n, value);
+        v.bitmap_ = Array<std::uint8_t>(n, std::uint8_t(1));
+        v.nvals_ = n;
+        return v;
+    }
+    template <class Dup = plus_op>
+    static Vector from_tuples(Index n, std::span<const Index> idx, std::span<const T> vals, Dup dup = {}) {
+        detail::check_dimension(n, "vector size");
+        return cpu::build_vector<T>(n, idx, vals, dup, false);
+    }
+    template <class Dup = plus_op>
+    static Vector from_tuples(Index n, const std::vector<Index>& idx, const std::vector<T>& vals, Dup dup = {}) {
+        return from_tuples(n, std::span<const Index>(idx), std::span<const T>(vals.data(), vals.size()), dup);
+    }
+    template <class Dup = plus_op>
+    void build(std::span<const Index> idx, std::span<const T> vals, Dup dup = {}) {
+        *this = from_tuples(n_, idx, vals, dup);
+    }
+    // Sparse form from sorted, duplicate-free indices (checked), without copying.
+    static Vector import_sparse(Index n, Array<Index> idx, Array<T> vals, bool check = true) {
+        Vector v(n);
+        if (check) {
+            if (idx.size() != vals.size())
+                throw InvalidValue("import_sparse: " + std::to_string(idx.size()) + " indices but " +
+                                   std::to_string(vals.size()) + " values");
+            for (std::size_t k = 0; k < idx.size(); ++k) {
+                if (idx[k] >= n)
+                    throw InvalidIndex("import_sparse: index " + std::to_string(idx[k]) + " is out of range for size " +
+                                       std::to_string(n));
+                if (k && idx[k] <= idx[k - 1])
+                    throw InvalidValue("import_sparse: indices are not strictly increasing at position " +
+                                       std::to_string(k));
+            }
+        }
+        v.nvals_ = idx.size();
+        v.indices_ = std::move(idx);
+        v.values_ = std::move(vals);
+        return v;
+    }
+    // Dense form from values and a presence bitmap (nullptr-sized bitmap = all present), without copying.
+    static Vector import_dense(Index n, Array<T> vals, Array<std::uint8_t> bitmap = {}) {
+        Vector v(n);
+        if (vals.size() != n)
+            throw InvalidValue("import_dense: expected " + std::to_string(n) + " values, got " +
+                               std::to_string(vals.size()));
+        if (bitmap.empty()) bitmap = Array<std::uint8_t>(n, std::uint8_t(1));
+        if (bitmap.size() != n)
+            throw InvalidValue("import_dense: expected a bitmap of " + std::to_string(n) + " entries, got " +
+                               std::to_string(bitmap.size()));
+        Index cnt = 0;
+        for (Index i = 0; i < n; ++i) {
+            bitmap[i] = bitmap[i] ? 1 : 0;
+            cnt += bitmap[i];
+        }
+        v.dense_ = true;
+        v.values_ = std::move(vals);
+        v.bitmap_ = std::move(bitmap);
+        v.nvals_ = cnt;
+        return v;
+    }
+
+    Index size() const { return n_; }
+    Index nvals() const { return nvals_; }
+    bool is_dense() const { return dense_; }
+
+    void extract_tuples(std::vector<Index>& idx, std::vector<T>& vals) const {
+        idx.clear();
+        vals.clear();
+        idx.reserve(nvals_);
+        vals.reserve(nvals_);
+        if (dense_) {
+            for (Index i = 0; i < n_; ++i)
+                if (bitmap_[i]) {
+                    idx.push_back(i);
+                    vals.push_back(values_[i]);
+                }
+        } else {
+            idx.assign(indices_.begin(), indices_.end());
+            vals.assign(values_.begin(), values_.end());
+        }
+    }
+
+    std::optional<T> get(Index i) const {
+        check_index(i);
+        if (dense_) return bitmap_[i] ? std::optional<T>(values_[i]) : std::nullopt;
+        auto it = std::lower_bound(indices_.begin(), indices_.end(), i);
+        if (it == indices_.end() || *it != i) return std::nullopt;
+        return values_[it - indices_.begin()];
+    }
+    bool contains(Index i) const { return get(i).has_value(); }
+
+    void set(Index i, T v) {
+        check_index(i);
+        if (!dense_) to_dense();
+        nvals_ += !bitmap_[i];
+        bitmap_[i] = 1;
+        values_[i] = v;
+    }
+    void remove(Index i) {
+        check_index(i);
+        if (!dense_) to_dense();
+        nvals_ -= bitmap_[i];
+        bitmap_[i] = 0;
+    }
+    void clear() { *this = Vector(n_); }
+    Vector dup() const { return *this; }
+    void resize(Index n) {
+        detail::check_dimension(n, "vector size");
+        to_sparse();
+        auto keep = Index(std::lower_bound(indices_.begin(), indices_.end(), n) - indices_.begin());
+        indices_.resize(keep);
+        values_.resize(keep);
+        nvals_ = keep;
+        n_ = n;
+    }
+
+    // Storage conversions (meaning unchanged).
+    void to_dense() {
+        if (dense_) return;
+        Array<T> vals(n_, T{});
+        Array<std::uint8_t> bm(n_, std::uint8_t(0));
+        for (Index k = 0; k < nvals_; ++k) {
+            vals[indices_[k]] = values_[k];
+            bm[indices_[k]] = 1;
+        }
+        values_ = std::move(vals);
+        bitmap_ = std::move(bm);
+        indices_.clear();
+        dense_ = true;
+    }
+    void to_sparse() {
+        if (!dense_) return;
+        Array<Index> idx(nvals_);
+        Array<T> vals(nvals_);
+        Index k = 0;
+        for (Index i = 0; i < n_; ++i)
+            if (bitmap_[i]) {
+                idx[k] = i;
+                vals[k++] = values_[i];
+            }
+        indices_ = std::move(idx);
+        values_ = std::move(vals);
+        bitmap_.clear();
+        dense_ = false;
+    }
+
+    // Sparse views (valid when !is_dense()).
+    std::span<const Index> indices() const { return indices_.span(); }
+    // Values: nvals() of them when sparse, size() (meaningful where the bitmap is set) when dense.
+    std::span<const T> values() const { return values_.span(); }
+    // Dense view (valid when is_dense()).
+    std::span<const std::uint8_t> bitmap() const { return bitmap_.span(); }
+
+private:
+    void check_index(Index i) const {
+        if (i >= n_)
+            throw InvalidIndex("index " + std::to_string(i) + " is outside a vector of size " + std::to_string(n_));
+    }
+
+    Index n_ = 0;
+    Index nvals_ = 0;
+    bool dense_ = false;
+    Array<Index> indices_;
+    Array<T> values_;
+    Array<std::uint8_t> bitmap_;
+};
+
+}  // namespace hybla
