@@ -122,11 +122,4 @@ void write_back(Matrix<TC>& c, Matrix<TC>&& t, const MaskT& mask, Accum accum, c
     }
 }
 
-// Whether row i of the mask can be true anywhere: lets kernels skip rows that a mask excludes entirely.
-template <class MaskT>
-bool mask_row_may_be_true(const MaskT& mask, Index i, const Descriptor& d) {
-    if constexpr (std::is_same_v<MaskT, NoMask>) return true;
-    else return d.mask_complement || mask.row_degree(i) > 0;
-}
-
 }  // namespace hybla::cpu

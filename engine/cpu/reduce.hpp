@@ -2,6 +2,8 @@
 // reduction splits work at fixed boundaries (parallel_deterministic_reduce), so floating-point sums are
 // bit-identical across runs and thread counts.
 #pragma once
+#include <utility>
+
 #include <tbb/parallel_reduce.h>
 
 #include "engine/cpu/parallel.hpp"
@@ -20,7 +22,8 @@ Vector<TW> reduce_rows(const Matrix<TA>& a) {
     parallel_for_each(n, [&](Index i) {
         Offset p = a.row_begin(i), e = a.row_end(i);
         bm[i] = p < e;
-        TW acc = Monoid::template identity<TW>();
+        // Start from the first entry, not the identity: `any` has no true identity.
+        TW acc = p < e ? TW(av[p++]) : Monoid::template identity<TW>();
         for (; p < e && !Monoid::template is_terminal<TW>(acc); ++p) acc = op(acc, TW(av[p]));
         out[i] = acc;
     }, 1024);
@@ -31,14 +34,22 @@ Vector<TW> reduce_rows(const Matrix<TA>& a) {
 template <class Monoid, class TS, class TA>
 TS reduce_values(const TA* values, const std::uint8_t* present, Index n) {
     Monoid op;
-    return tbb::parallel_deterministic_reduce(
-        tbb::blocked_range<Index>(0, n, 1 << 13), Monoid::template identity<TS>(),
-        [&](const tbb::blocked_range<Index>& r, TS acc) {
+    // (found, value): partial results without entries must not take part, since `any` has no true identity.
+    using Partial = std::pair<bool, TS>;
+    auto combine = [&](Partial x, Partial y) {
+        if (!x.first) return y;
+        if (!y.first) return x;
+        return Partial{true, op(x.second, y.second)};
+    };
+    Partial r = tbb::parallel_deterministic_reduce(
+        tbb::blocked_range<Index>(0, n, 1 << 13), Partial{false, TS{}},
+        [&](const tbb::blocked_range<Index>& r, Partial acc) {
             for (Index i = r.begin(); i != r.end(); ++i)
-                if (!present || present[i]) acc = op(acc, TS(values[i]));
+                if (!present || present[i]) acc = combine(acc, Partial{true, TS(values[i])});
             return acc;
         },
-        [&](TS x, TS y) { return op(x, y); });
+        combine);
+    return r.first ? r.second : Monoid::template identity<TS>();
 }
 
 }  // namespace hybla::cpu

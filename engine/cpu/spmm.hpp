@@ -18,8 +18,17 @@ DenseMatrix<TC> spmm(const Matrix<TA>& a, const DenseMatrix<TB>& b) {
     parallel_for_each(m + 1, [&](Index i) { work[i] = (a.row_offsets()[i] + i) * w; }, 1 << 14);
     parallel_rows_by_work(work.data(), m, [&](Index i) {
         TC* out = c.row(i);
-        for (Index x = 0; x < w; ++x) out[x] = Sr::template zero<TC>();
-        for (Offset p = a.row_begin(i); p < a.row_end(i); ++p) {
+        Offset p = a.row_begin(i);
+        if (p == a.row_end(i)) {
+            for (Index x = 0; x < w; ++x) out[x] = Sr::template zero<TC>();
+            return;
+        }
+        {  // the first term initialises the row: `any` has no true identity
+            const TC s = TC(av[p]);
+            const TB* brow = b.row(ac[p]);
+            for (Index x = 0; x < w; ++x) out[x] = Sr::template multiply<TC>(s, TC(brow[x]));
+        }
+        for (++p; p < a.row_end(i); ++p) {
             const TC s = TC(av[p]);
             const TB* brow = b.row(ac[p]);
             for (Index x = 0; x < w; ++x) out[x] = Sr::template add<TC>(out[x], Sr::template multiply<TC>(s, TC(brow[x])));

@@ -1,0 +1,203 @@
+// The brute-force reference the tests compare against: a dense matrix of optional entries, the GraphBLAS
+// mask/accumulate/replace rule written the obvious way, and random sparse inputs (empty, 1x1, odd and
+// skewed shapes, duplicates, power-law rows).
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "engine/hybla.hpp"
+
+namespace ref {
+
+using hybla::Index;
+
+template <class T>
+struct Dense {
+    Index nrows = 0, ncols = 0;
+    std::vector<std::optional<T>> a;
+    Dense() = default;
+    Dense(Index m, Index n) : nrows(m), ncols(n), a(m * n) {}
+    std::optional<T>& operator()(Index i, Index j) { return a[i * ncols + j]; }
+    const std::optional<T>& operator()(Index i, Index j) const { return a[i * ncols + j]; }
+    Index nvals() const { return Index(std::count_if(a.begin(), a.end(), [](auto& x) { return x.has_value(); })); }
+};
+
+template <class T>
+Dense<T> to_dense(const hybla::Matrix<T>& m) {
+    Dense<T> d(m.nrows(), m.ncols());
+    std::vector<Index> r, c;
+    std::vector<T> v;
+    m.extract_tuples(r, c, v);
+    for (std::size_t k = 0; k < r.size(); ++k) d(r[k], c[k]) = v[k];
+    return d;
+}
+// A vector as an n x 1 dense reference.
+template <class T>
+Dense<T> to_dense(const hybla::Vector<T>& u) {
+    Dense<T> d(u.size(), 1);
+    std::vector<Index> idx;
+    std::vector<T> v;
+    u.extract_tuples(idx, v);
+    for (std::size_t k = 0; k < idx.size(); ++k) d(idx[k], 0) = v[k];
+    return d;
+}
+template <class T>
+Dense<T> to_dense(const hybla::DenseMatrix<T>& m) {
+    Dense<T> d(m.nrows(), m.ncols());
+    for (Index i = 0; i < m.nrows(); ++i)
+        for (Index j = 0; j < m.ncols(); ++j) d(i, j) = m(i, j);
+    return d;
+}
+template <class T>
+hybla::Matrix<T> to_matrix(const Dense<T>& d) {
+    std::vector<Index> r, c;
+    std::vector<T> v;
+    for (Index i = 0; i < d.nrows; ++i)
+        for (Index j = 0; j < d.ncols; ++j)
+            if (d(i, j)) {
+                r.push_back(i);
+                c.push_back(j);
+                v.push_back(*d(i, j));
+            }
+    return hybla::Matrix<T>::from_tuples(d.nrows, d.ncols, r, c, v);
+}
+template <class T>
+hybla::Vector<T> to_vector(const Dense<T>& d) {
+    std::vector<Index> idx;
+    std::vector<T> v;
+    for (Index i = 0; i < d.nrows; ++i)
+        if (d(i, 0)) {
+            idx.push_back(i);
+            v.push_back(*d(i, 0));
+        }
+    return hybla::Vector<T>::from_tuples(d.nrows, idx, v);
+}
+template <class T>
+Dense<T> transpose(const Dense<T>& d) {
+    Dense<T> t(d.ncols, d.nrows);
+    for (Index i = 0; i < d.nrows; ++i)
+        for (Index j = 0; j < d.ncols; ++j) t(j, i) = d(i, j);
+    return t;
+}
+
+// The mask as a dense boolean array (nullptr mask: everywhere true).
+template <class M>
+std::vector<char> mask_bits(const Dense<M>* mask, Index m, Index n, const hybla::Descriptor& d) {
+    std::vector<char> bits(m * n, 1);
+    if (!mask) return bits;
+    for (Index x = 0; x < m * n; ++x) {
+        const auto& e = mask->a[x];
+        bool v = e.has_value() && (d.mask_structure || *e != M(0));
+        bits[x] = v != d.mask_complement;
+    }
+    return bits;
+}
+
+// C<M, replace> accum= T, literally as the GraphBLAS C API specification words it.
+template <class T, class M, class Accum>
+Dense<T> write_back(const Dense<T>& c, const Dense<T>& t, const Dense<M>* mask, Accum accum, const hybla::Descriptor& d) {
+    constexpr bool has_accum = !std::is_same_v<Accum, hybla::NoAccum>;
+    Dense<T> z(c.nrows, c.ncols);
+    for (Index x = 0; x < c.a.size(); ++x) {
+        if constexpr (has_accum) {
+            if (c.a[x] && t.a[x]) z.a[x] = accum(*c.a[x], *t.a[x]);
+            else if (c.a[x]) z.a[x] = c.a[x];
+            else z.a[x] = t.a[x];
+        } else {
+            z.a[x] = t.a[x];
+        }
+    }
+    auto bits = mask_bits(mask, c.nrows, c.ncols, d);
+    Dense<T> out(c.nrows, c.ncols);
+    for (Index x = 0; x < c.a.size(); ++x) {
+        if (bits[x]) out.a[x] = z.a[x];
+        else if (!d.replace) out.a[x] = c.a[x];
+    }
+    return out;
+}
+
+// Equality: exact for integers, booleans and min/max results; relative tolerance for floating-point sums.
+template <class T>
+bool close(T x, T y, double rel) {
+    if constexpr (std::is_floating_point_v<T>) {
+        if (std::isnan(x) || std::isnan(y)) return std::isnan(x) && std::isnan(y);
+        if (std::isinf(x) || std::isinf(y)) return x == y;
+        return std::abs(double(x) - double(y)) <= rel * std::max({1.0, std::abs(double(x)), std::abs(double(y))});
+    } else {
+        return x == y;
+    }
+}
+template <class T>
+std::string diff(const Dense<T>& got, const Dense<T>& want, double rel = 1e-9) {
+    std::ostringstream os;
+    if (got.nrows != want.nrows || got.ncols != want.ncols) {
+        os << "shape " << got.nrows << "x" << got.ncols << " vs expected " << want.nrows << "x" << want.ncols;
+        return os.str();
+    }
+    for (Index i = 0; i < got.nrows; ++i)
+        for (Index j = 0; j < got.ncols; ++j) {
+            const auto &g = got(i, j), &w = want(i, j);
+            if (g.has_value() != w.has_value() || (g && !close(*g, *w, rel))) {
+                os << "at (" << i << ", " << j << "): got ";
+                if (g) os << +*g; else os << "none";
+                os << ", expected ";
+                if (w) os << +*w; else os << "none";
+                return os.str();
+            }
+        }
+    return {};
+}
+// REQUIRE(ref::same(got, want)) prints the first difference on failure.
+#define REF_REQUIRE_SAME(got, want, ...)                              \
+    do {                                                             \
+        auto _d = ::ref::diff(got, want __VA_OPT__(, ) __VA_ARGS__); \
+        INFO(_d);                                                    \
+        REQUIRE(_d.empty());                                         \
+    } while (0)
+
+// Random inputs. Shapes include 0, 1 and odd sizes; density varies; some rows are heavy (power law).
+struct Gen {
+    std::mt19937_64 rng;
+    explicit Gen(std::uint64_t seed) : rng(seed) {}
+    Index uniform(Index lo, Index hi) { return std::uniform_int_distribution<Index>(lo, hi)(rng); }
+    double real() { return std::uniform_real_distribution<double>(0, 1)(rng); }
+
+    template <class T>
+    T value() {
+        if constexpr (std::is_same_v<T, bool>) return real() < 0.7;
+        else if constexpr (std::is_floating_point_v<T>) return T(std::round((real() * 8 - 3) * 4) / 4);
+        else if constexpr (std::is_unsigned_v<T>) return T(uniform(0, 6));
+        else return T(std::int64_t(uniform(0, 10)) - 4);
+    }
+
+    // A random sparse matrix with explicit zeros possible, heavy rows when skewed.
+    template <class T>
+    Dense<T> matrix(Index m, Index n, double density, bool skewed = false) {
+        Dense<T> d(m, n);
+        for (Index i = 0; i < m; ++i) {
+            double p = density;
+            if (skewed && m > 0 && uniform(0, 7) == 0) p = std::min(1.0, density * 8);
+            for (Index j = 0; j < n; ++j)
+                if (real() < p) d(i, j) = value<T>();
+        }
+        return d;
+    }
+    template <class T>
+    Dense<T> vector(Index n, double density) { return matrix<T>(n, 1, density); }
+
+    // Shapes covering the edge cases.
+    std::vector<std::pair<Index, Index>> shapes() {
+        return {{0, 0}, {1, 1}, {0, 5}, {5, 0}, {1, 7}, {7, 1}, {13, 13}, {17, 9}, {9, 23}, {40, 40}};
+    }
+};
+
+}  // namespace ref
