@@ -1,0 +1,98 @@
+// Context: where objects live and operations run. A matrix or vector belongs to one context and moves only
+// when asked (to(ctx)). The default context comes from HYBLA_BACKEND (cpu, cuda or auto; auto when unset):
+// auto picks CUDA when a usable GPU is present, else the CPU.
+#pragma once
+#include <cstdlib>
+#include <string>
+
+#include "engine/error.hpp"
+
+namespace hybla {
+
+enum class Backend { cpu, cuda };
+
+namespace cuda {
+// Defined by the CUDA backend when it is built; 0 otherwise.
+int device_count();
+}
+
+inline bool cuda_built() {
+#if defined(HYBLA_HAVE_CUDA)
+    return true;
+#else
+    return false;
+#endif
+}
+
+inline bool cuda_usable() {
+#if defined(HYBLA_HAVE_CUDA)
+    static const bool usable = cuda::device_count() > 0;
+    return usable;
+#else
+    return false;
+#endif
+}
+
+class Context {
+public:
+    Context() = default;
+    static Context cpu() { return Context(Backend::cpu, 0, nullptr); }
+    // stream: a cudaStream_t, or nullptr for the default stream.
+    static Context cuda(int device = 0, void* stream = nullptr) {
+        if (!cuda_built()) throw InvalidValue("the CUDA backend was asked for, but hybla was built without nvcc");
+        if (!cuda_usable()) throw InvalidValue("the CUDA backend was asked for, but no usable CUDA GPU is present");
+        return Context(Backend::cuda, device, stream);
+    }
+    static Context automatic() { return cuda_usable() ? cuda() : cpu(); }
+    // "cpu", "cuda" or "auto"; anything else is an InvalidValue naming what came.
+    static Context parse(const std::string& name) {
+        if (name == "cpu") return cpu();
+        if (name == "cuda") return cuda();
+        if (name == "auto" || name.empty()) return automatic();
+        throw InvalidValue("unknown backend '" + name + "': expected cpu, cuda or auto");
+    }
+
+    Backend backend() const { return backend_; }
+    bool is_cuda() const { return backend_ == Backend::cuda; }
+    bool is_cpu() const { return backend_ == Backend::cpu; }
+    int device() const { return device_; }
+    void* stream() const { return stream_; }
+    std::string name() const { return is_cuda() ? "cuda:" + std::to_string(device_) : "cpu"; }
+    bool operator==(const Context& o) const {
+        return backend_ == o.backend_ && (backend_ == Backend::cpu || device_ == o.device_);
+    }
+
+private:
+    Context(Backend b, int device, void* stream) : backend_(b), device_(device), stream_(stream) {}
+    Backend backend_ = Backend::cpu;
+    int device_ = 0;
+    void* stream_ = nullptr;
+};
+
+namespace detail {
+inline Context& default_context_slot() {
+    static Context ctx = [] {
+        const char* e = std::getenv("HYBLA_BACKEND");
+        return Context::parse(e ? e : "auto");
+    }();
+    return ctx;
+}
+}  // namespace detail
+
+// The context new objects are created in.
+inline const Context& default_context() { return detail::default_context_slot(); }
+inline void set_default_context(const Context& ctx) { detail::default_context_slot() = ctx; }
+
+// Sets the default context for a scope (tests run one body on each backend this way).
+class ScopedContext {
+public:
+    explicit ScopedContext(const Context& ctx) : saved_(default_context()) { set_default_context(ctx); }
+    ~ScopedContext() { set_default_context(saved_); }
+    ScopedContext(const ScopedContext&) = delete;
+    ScopedContext& operator=(const ScopedContext&) = delete;
+
+private:
+    Context saved_;
+};
+
+}  // namespace hybla
