@@ -1,7 +1,8 @@
-// Array<T>: an owning, resizable buffer without value-initialisation.
+// Array<T>: an owning, resizable buffer without value-initialisation, in host or in GPU memory.
 // std::vector would zero every output buffer before a kernel overwrites it (and cannot hold bool by address);
-// Array allocates uninitialised storage, reports allocation failure as hybla::OutOfMemory, and can adopt
-// or release a std::unique_ptr<T[]> so that import/export move buffers without copying.
+// Array allocates uninitialised storage, reports allocation failure as hybla::OutOfMemory, can adopt or
+// release a std::unique_ptr<T[]> so that import/export move host buffers without copying, and lives where its
+// Context says: element access through operator[] and spans is for host arrays only.
 #pragma once
 #include <algorithm>
 #include <cstddef>
@@ -10,75 +11,132 @@
 #include <new>
 #include <span>
 #include <string>
-#include <typeinfo>
+#include <type_traits>
 
+#include "engine/context.hpp"
+#include "engine/cuda/runtime.hpp"
 #include "engine/error.hpp"
 
 namespace hybla {
 
 template <class T>
 class Array {
+    static_assert(std::is_trivially_copyable_v<T>, "Array holds trivially copyable values only");
+
 public:
     Array() = default;
-    explicit Array(std::size_t n) : p_(allocate(n)), n_(n) {}
-    Array(std::size_t n, const T& value) : Array(n) { std::fill_n(p_.get(), n, value); }
-    Array(std::unique_ptr<T[]> p, std::size_t n) : p_(std::move(p)), n_(n) {}
-    Array(std::initializer_list<T> init) : Array(init.size()) { std::copy(init.begin(), init.end(), p_.get()); }
-    explicit Array(std::span<const T> s) : Array(s.size()) { std::copy(s.begin(), s.end(), p_.get()); }
-    Array(const Array& o) : Array(o.n_) { std::copy_n(o.p_.get(), o.n_, p_.get()); }
-    Array(Array&& o) noexcept : p_(std::move(o.p_)), n_(o.n_) { o.n_ = 0; }
+    explicit Array(std::size_t n) : Array(n, Context::cpu()) {}
+    Array(std::size_t n, const Context& ctx) : n_(n), ctx_(ctx) { p_ = allocate(n, ctx); }
+    Array(std::size_t n, const T& value, const Context& ctx = Context::cpu()) : Array(n, ctx) { fill(value); }
+    Array(std::unique_ptr<T[]> p, std::size_t n) : p_(p.release()), n_(n) {}
+    Array(std::initializer_list<T> init) : Array(init.size()) { std::copy(init.begin(), init.end(), p_); }
+    explicit Array(std::span<const T> s) : Array(s.size()) { std::copy(s.begin(), s.end(), p_); }
+    Array(const Array& o) : Array(o.n_, o.ctx_) { copy_from(o.p_, o.ctx_, o.n_); }
+    Array(Array&& o) noexcept : p_(o.p_), n_(o.n_), ctx_(o.ctx_) {
+        o.p_ = nullptr;
+        o.n_ = 0;
+    }
     Array& operator=(const Array& o) {
         if (this != &o) *this = Array(o);
         return *this;
     }
     Array& operator=(Array&& o) noexcept {
-        p_ = std::move(o.p_);
-        n_ = o.n_;
-        o.n_ = 0;
+        if (this != &o) {
+            reset();
+            p_ = o.p_;
+            n_ = o.n_;
+            ctx_ = o.ctx_;
+            o.p_ = nullptr;
+            o.n_ = 0;
+        }
         return *this;
     }
+    ~Array() { reset(); }
 
     std::size_t size() const { return n_; }
     bool empty() const { return n_ == 0; }
-    T* data() { return p_.get(); }
-    const T* data() const { return p_.get(); }
+    const Context& context() const { return ctx_; }
+    bool on_device() const { return ctx_.is_cuda(); }
+    T* data() { return p_; }
+    const T* data() const { return p_; }
     T& operator[](std::size_t i) { return p_[i]; }
     const T& operator[](std::size_t i) const { return p_[i]; }
-    T* begin() { return p_.get(); }
-    T* end() { return p_.get() + n_; }
-    const T* begin() const { return p_.get(); }
-    const T* end() const { return p_.get() + n_; }
-    std::span<T> span() { return {p_.get(), n_}; }
-    std::span<const T> span() const { return {p_.get(), n_}; }
+    T* begin() { return p_; }
+    T* end() { return p_ + n_; }
+    const T* begin() const { return p_; }
+    const T* end() const { return p_ + n_; }
+    std::span<T> span() { return {p_, n_}; }
+    std::span<const T> span() const { return {p_, n_}; }
 
     // Keeps the first min(n, size()) elements; new elements are uninitialised.
     void resize(std::size_t n) {
         if (n == n_) return;
-        auto q = allocate(n);
-        std::copy_n(p_.get(), std::min(n, n_), q.get());
-        p_ = std::move(q);
-        n_ = n;
+        Array q(n, ctx_);
+        q.copy_from(p_, ctx_, std::min(n, n_));
+        *this = std::move(q);
     }
-    void clear() {
-        p_.reset();
-        n_ = 0;
-    }
+    void clear() { *this = Array(0, ctx_); }
+    // Host arrays only.
     std::unique_ptr<T[]> release() {
+        if (on_device()) throw InvalidValue("Array::release: the array lives on the GPU");
+        std::unique_ptr<T[]> out(p_);
+        p_ = nullptr;
         n_ = 0;
-        return std::move(p_);
+        return out;
+    }
+    void fill(const T& v) {
+        if (!on_device()) std::fill_n(p_, n_, v);
+        else cuda::fill(p_, n_, &v, sizeof(T), ctx_.stream());
+    }
+    // A copy in another context.
+    Array to(const Context& ctx) const {
+        Array out(n_, ctx);
+        out.copy_from(p_, ctx_, n_);
+        return out;
+    }
+    // The value at i, wherever the array lives (one small copy for device arrays).
+    T get(std::size_t i) const {
+        if (!on_device()) return p_[i];
+        T v;
+        cuda::copy(&v, p_ + i, sizeof(T), cuda::CopyKind::device_to_host, ctx_.stream());
+        return v;
+    }
+
+    // Copies n elements from src (living in src_ctx) to the start of this array.
+    void copy_from(const T* src, const Context& src_ctx, std::size_t n) {
+        if (n == 0) return;
+        if (!on_device() && !src_ctx.is_cuda()) {
+            std::copy_n(src, n, p_);
+            return;
+        }
+        auto kind = !src_ctx.is_cuda() ? cuda::CopyKind::host_to_device
+                    : on_device()      ? cuda::CopyKind::device_to_device
+                                       : cuda::CopyKind::device_to_host;
+        cuda::copy(p_, src, n * sizeof(T), kind, on_device() ? ctx_.stream() : src_ctx.stream());
     }
 
 private:
-    static std::unique_ptr<T[]> allocate(std::size_t n) {
-        if (n == 0) return {};
+    static T* allocate(std::size_t n, const Context& ctx) {
+        if (n == 0) return nullptr;
+        if (n > std::size_t(-1) / sizeof(T)) throw OutOfMemory("an array of " + std::to_string(n) + " elements", std::size_t(-1));
+        if (ctx.is_cuda())
+            return static_cast<T*>(cuda::allocate(n * sizeof(T), ctx.device(), ctx.stream(), "array"));
         try {
-            return std::make_unique_for_overwrite<T[]>(n);
+            return new T[n];
         } catch (const std::bad_alloc&) {
-            throw OutOfMemory(std::string("array of ") + std::to_string(n) + " elements", n * sizeof(T));
+            throw OutOfMemory("an array of " + std::to_string(n) + " elements", n * sizeof(T));
         }
     }
-    std::unique_ptr<T[]> p_;
+    void reset() noexcept {
+        if (!p_) return;
+        if (ctx_.is_cuda()) cuda::release(p_, ctx_.device(), ctx_.stream());
+        else delete[] p_;
+        p_ = nullptr;
+    }
+
+    T* p_ = nullptr;
     std::size_t n_ = 0;
+    Context ctx_;
 };
 
 }  // namespace hybla

@@ -31,6 +31,18 @@ void check_vector_mask(const MaskT& mask, Index n, const std::string& op) {
                 "mask has size " + std::to_string(mask.size()) + " but the output has size " + std::to_string(n));
 }
 
+// Every operand must live in the output's context: nothing moves silently.
+template <class Out, class... Objs>
+void same_context(const std::string& op, const Out& out, const Objs&... objs) {
+    auto one = [&](const auto& o) {
+        if constexpr (!std::is_same_v<std::decay_t<decltype(o)>, NoMask>)
+            if (!(o.context() == out.context()))
+                throw InvalidValue(op + ": operands live in different contexts (the output on " + out.context().name() +
+                                   ", an input on " + o.context().name() + "); move them with to(context)");
+    };
+    (one(objs), ...);
+}
+
 template <class T> struct is_matrix : std::false_type {};
 template <class T> struct is_matrix<Matrix<T>> : std::true_type {};
 template <class T> struct is_vector : std::false_type {};

@@ -16,13 +16,16 @@ namespace cuda {
 int device_count();
 }
 
-inline bool cuda_built() {
 #if defined(HYBLA_HAVE_CUDA)
-    return true;
+inline constexpr bool cuda_compiled = true;
 #else
-    return false;
+inline constexpr bool cuda_compiled = false;
 #endif
-}
+inline bool cuda_built() { return cuda_compiled; }
+
+// Opens the GPU branch of an operation: `HYBLA_ON_GPU(c) { ... return; }`. Without the CUDA backend the
+// branch is discarded at compile time, so builds without nvcc never reference its functions.
+#define HYBLA_ON_GPU(obj) if constexpr (::hybla::cuda_compiled) if ((obj).context().is_cuda())
 
 inline bool cuda_usable() {
 #if defined(HYBLA_HAVE_CUDA)
@@ -58,6 +61,7 @@ public:
     int device() const { return device_; }
     void* stream() const { return stream_; }
     std::string name() const { return is_cuda() ? "cuda:" + std::to_string(device_) : "cpu"; }
+    const Context& context() const { return *this; }
     bool operator==(const Context& o) const {
         return backend_ == o.backend_ && (backend_ == Backend::cpu || device_ == o.device_);
     }

@@ -16,10 +16,11 @@ class DenseMatrix {
 public:
     using value_type = T;
     DenseMatrix() = default;
-    DenseMatrix(Index nrows, Index ncols, T value = T{}) : nrows_(nrows), ncols_(ncols) {
+    DenseMatrix(Index nrows, Index ncols, T value = T{}, const Context& ctx = default_context())
+        : nrows_(nrows), ncols_(ncols) {
         detail::check_dimension(nrows, "number of rows");
         detail::check_dimension(ncols, "number of columns");
-        data_ = Array<T>(nrows * ncols, value);
+        data_ = Array<T>(nrows * ncols, value, ctx);
     }
     // Takes row-major data without copying.
     static DenseMatrix import_row_major(Index nrows, Index ncols, Array<T> data) {
@@ -35,13 +36,16 @@ public:
 
     Index nrows() const { return nrows_; }
     Index ncols() const { return ncols_; }
+    const Context& context() const { return data_.context(); }
+    DenseMatrix to(const Context& ctx) const { return import_row_major(nrows_, ncols_, data_.to(ctx)); }
+    // Element access through operator(), row() and data() is for host (CPU) matrices.
     T& operator()(Index i, Index j) { return data_[i * ncols_ + j]; }
     const T& operator()(Index i, Index j) const { return data_[i * ncols_ + j]; }
     T* row(Index i) { return data_.data() + i * ncols_; }
     const T* row(Index i) const { return data_.data() + i * ncols_; }
     std::span<T> data() { return data_.span(); }
     std::span<const T> data() const { return data_.span(); }
-    void fill(T v) { std::fill(data_.begin(), data_.end(), v); }
+    void fill(T v) { data_.fill(v); }
     Array<T> release() && {
         nrows_ = ncols_ = 0;
         return std::move(data_);

@@ -6,6 +6,7 @@
 #include "engine/cpu/mask.hpp"
 #include "engine/cpu/vector_view.hpp"
 #include "engine/cpu/vector_write.hpp"
+#include "engine/cuda/dispatch.hpp"
 
 namespace hybla {
 
@@ -27,8 +28,17 @@ void ewise_matrix(Matrix<TC>& c, const MaskT& mask, Accum accum, Op op, const Ma
             "A is " + shape(m, n) + " but B is " + shape(rows_of(b, d.transpose_b), cols_of(b, d.transpose_b)));
     require(c.nrows() == m && c.ncols() == n, name, "C is " + shape(c.nrows(), c.ncols()) + " but A is " + shape(m, n));
     check_mask(mask, m, n, name);
+    same_context(name, c, mask, a, b);
     const Matrix<TA>& aa = d.transpose_a ? a.transposed() : a;
     const Matrix<TB>& bb = d.transpose_b ? b.transposed() : b;
+    HYBLA_ON_GPU(c) {
+        using namespace cuda_dispatch;
+        auto code = binary_code<Op>(name);
+        auto at = as_type<TC>(aa);
+        auto bt = as_type<TC>(bb);
+        write_back(c, cuda::ewise(at.get(), bt.get(), code, Union), mask, accum, d, name);
+        return;
+    }
     if constexpr (Union) cpu::write_back(c, cpu::ewise_union<TC>(aa, bb, op), mask, accum, d);
     else cpu::write_back(c, cpu::ewise_intersection<TC>(aa, bb, op), mask, accum, d);
 }
@@ -40,6 +50,16 @@ void ewise_vector(Vector<TW>& w, const MaskT& mask, Accum accum, Op op, const Ve
             "sizes differ: w " + std::to_string(w.size()) + ", u " + std::to_string(u.size()) + ", v " +
                 std::to_string(v.size()));
     check_vector_mask(mask, w.size(), name);
+    same_context(name, w, mask, u, v);
+    HYBLA_ON_GPU(w) {
+        using namespace cuda_dispatch;
+        auto code = binary_code<Op>(name);
+        auto ut = as_type<TW>(u);
+        auto vt = as_type<TW>(v);
+        Matrix<TW> t = cuda::ewise(cuda::as_column(ut.get()), cuda::as_column(vt.get()), code, Union);
+        write_back(w, cuda::from_column(t), mask, accum, d, name);
+        return;
+    }
     auto uc = cpu::as_column(u);
     auto vc = cpu::as_column(v);
     Matrix<TW> t = Union ? cpu::ewise_union<TW>(uc, vc, op) : cpu::ewise_intersection<TW>(uc, vc, op);

@@ -3,6 +3,7 @@
 #include "engine/checks.hpp"
 #include "engine/cpu/extract_assign.hpp"
 #include "engine/cpu/mask.hpp"
+#include "engine/cuda/dispatch.hpp"
 
 namespace hybla {
 
@@ -16,6 +17,15 @@ void kronecker(Matrix<TC>& c, const MaskT& mask, Accum accum, Op op, const Matri
     detail::require(c.nrows() == m && c.ncols() == n, "kronecker",
                     "C is " + detail::shape(c.nrows(), c.ncols()) + " but kron(A, B) is " + detail::shape(m, n));
     detail::check_mask(mask, m, n, "kronecker");
+    detail::same_context("kronecker", c, mask, a, b);
+    HYBLA_ON_GPU(c) {
+        using namespace cuda_dispatch;
+        auto code = binary_code<Op>("kronecker");
+        auto at = as_type<TC>(aa);
+        auto bt = as_type<TC>(bb);
+        write_back(c, cuda::kronecker(at.get(), bt.get(), code), mask, accum, d, "kronecker");
+        return;
+    }
     cpu::write_back(c, cpu::kronecker<TC>(aa, bb, op), mask, accum, d);
 }
 

@@ -10,6 +10,7 @@
 
 #include "engine/array.hpp"
 #include "engine/config.hpp"
+#include "engine/context.hpp"
 #include "engine/error.hpp"
 #include "semirings/binary_ops.hpp"
 
@@ -22,6 +23,12 @@ Matrix<T> build_matrix(Index nrows, Index ncols, std::span<const Index> rows, st
                        std::span<const T> vals, Dup dup, bool dup_is_error);
 template <class T> Matrix<T> transpose(const Matrix<T>& a);
 }  // namespace cpu
+namespace cuda {
+template <class T, class Dup>
+Matrix<T> build_matrix(Index nrows, Index ncols, std::span<const Index> rows, std::span<const Index> cols,
+                       std::span<const T> vals, Dup dup, bool dup_is_error, const Context& ctx);
+template <class T> Matrix<T> transpose(const Matrix<T>& a);
+}  // namespace cuda
 
 namespace detail {
 inline void check_dimension(Index n, const char* what) {
@@ -45,38 +52,56 @@ public:
     using value_type = T;
 
     Matrix() : Matrix(0, 0) {}
-    Matrix(Index nrows, Index ncols) : nrows_(nrows), ncols_(ncols) {
+    // An empty matrix in ctx (the default context unless given).
+    Matrix(Index nrows, Index ncols, const Context& ctx = default_context()) : nrows_(nrows), ncols_(ncols), ctx_(ctx) {
         detail::check_dimension(nrows, "number of rows");
         detail::check_dimension(ncols, "number of columns");
-        offsets_ = Array<Offset>(nrows + 1, Offset(0));
+        offsets_ = Array<Offset>(nrows + 1, Offset(0), ctx);
+        indices_ = Array<ColIndex>(0, ctx);
+        values_ = Array<T>(0, ctx);
     }
 
     // Builds from (row, column, value) tuples; duplicates are combined with dup (plus by default), in input order.
     template <class Dup = plus_op>
     static Matrix from_tuples(Index nrows, Index ncols, std::span<const Index> rows, std::span<const Index> cols,
-                              std::span<const T> vals, Dup dup = {}) {
+                              std::span<const T> vals, Dup dup = {}, const Context& ctx = default_context()) {
         detail::check_dimension(nrows, "number of rows");
         detail::check_dimension(ncols, "number of columns");
+        HYBLA_ON_GPU(ctx) return cuda::build_matrix<T>(nrows, ncols, rows, cols, vals, dup, false, ctx);
         return cpu::build_matrix<T>(nrows, ncols, rows, cols, vals, dup, false);
     }
     template <class Dup = plus_op>
     static Matrix from_tuples(Index nrows, Index ncols, const std::vector<Index>& rows,
-                              const std::vector<Index>& cols, const std::vector<T>& vals, Dup dup = {}) {
+                              const std::vector<Index>& cols, const std::vector<T>& vals, Dup dup = {},
+                              const Context& ctx = default_context()) {
         return from_tuples(nrows, ncols, std::span<const Index>(rows), std::span<const Index>(cols),
-                           std::span<const T>(vals.data(), vals.size()), dup);
+                           std::span<const T>(vals.data(), vals.size()), dup, ctx);
     }
     // Replaces the contents with the given tuples (dimensions unchanged).
     template <class Dup = plus_op>
     void build(std::span<const Index> rows, std::span<const Index> cols, std::span<const T> vals, Dup dup = {}) {
-        *this = from_tuples(nrows_, ncols_, rows, cols, vals, dup);
+        *this = from_tuples(nrows_, ncols_, rows, cols, vals, dup, ctx_);
     }
 
     Index nrows() const { return nrows_; }
     Index ncols() const { return ncols_; }
-    Index nvals() const { return offsets_[nrows_]; }
+    Index nvals() const { return nvals_; }
+    const Context& context() const { return ctx_; }
 
-    // Tuples in row-major order.
+    // A copy in another context (the only way a matrix changes place).
+    Matrix to(const Context& ctx) const {
+        if (ctx == ctx_) return *this;
+        Matrix m(nrows_, ncols_, ctx);
+        m.offsets_ = offsets_.to(ctx);
+        m.indices_ = indices_.to(ctx);
+        m.values_ = values_.to(ctx);
+        m.nvals_ = nvals_;
+        return m;
+    }
+
+    // Tuples in row-major order (copied to the host for a GPU matrix).
     void extract_tuples(std::vector<Index>& rows, std::vector<Index>& cols, std::vector<T>& vals) const {
+        if (ctx_.is_cuda()) return to(Context::cpu()).extract_tuples(rows, cols, vals);
         rows.resize(nvals());
         cols.assign(indices_.begin(), indices_.end());
         vals.assign(values_.begin(), values_.end());
@@ -86,6 +111,7 @@ public:
 
     std::optional<T> get(Index i, Index j) const {
         check_index(i, j);
+        if (ctx_.is_cuda()) return to(Context::cpu()).get(i, j);
         auto p = find(i, j);
         if (!p.second) return std::nullopt;
         return values_[p.first];
@@ -95,6 +121,7 @@ public:
     // Sets one entry (O(nvals): use build or an operation for many entries).
     void set(Index i, Index j, T v) {
         check_index(i, j);
+        if (ctx_.is_cuda()) return on_host([&](Matrix& h) { h.set(i, j, v); });
         auto [pos, found] = find(i, j);
         if (found) {
             values_[pos] = v;
@@ -111,6 +138,7 @@ public:
         std::copy(indices_.begin() + pos, indices_.end(), ci.begin() + pos + 1);
         std::copy(values_.begin() + pos, values_.end(), vv.begin() + pos + 1);
         for (Index r = i + 1; r <= nrows_; ++r) ++offsets_[r];
+        ++nvals_;
         indices_ = std::move(ci);
         values_ = std::move(vv);
         invalidate();
@@ -118,6 +146,7 @@ public:
     // Removes one entry if present.
     void remove(Index i, Index j) {
         check_index(i, j);
+        if (ctx_.is_cuda()) return on_host([&](Matrix& h) { h.remove(i, j); });
         auto [pos, found] = find(i, j);
         if (!found) return;
         std::copy(indices_.begin() + pos + 1, indices_.end(), indices_.begin() + pos);
@@ -125,6 +154,7 @@ public:
         indices_.resize(indices_.size() - 1);
         values_.resize(values_.size() - 1);
         for (Index r = i + 1; r <= nrows_; ++r) --offsets_[r];
+        --nvals_;
         invalidate();
     }
 
@@ -134,6 +164,7 @@ public:
     void resize(Index nrows, Index ncols) {
         detail::check_dimension(nrows, "number of rows");
         detail::check_dimension(ncols, "number of columns");
+        if (ctx_.is_cuda()) return on_host([&](Matrix& h) { h.resize(nrows, ncols); });
         Array<Offset> off(nrows + 1);
         off[0] = 0;
         Index keep_rows = std::min(nrows, nrows_);
@@ -153,23 +184,36 @@ public:
         offsets_ = std::move(off);
         nrows_ = nrows;
         ncols_ = ncols;
+        nvals_ = n;
         invalidate();
     }
-    void clear() { *this = Matrix(nrows_, ncols_); }
+    void clear() { *this = Matrix(nrows_, ncols_, ctx_); }
 
-    // CSR views.
+    // CSR views: host memory for a CPU matrix, device memory for a GPU matrix.
     std::span<const Offset> row_offsets() const { return offsets_.span(); }
     std::span<const ColIndex> col_indices() const { return indices_.span(); }
     std::span<const T> values() const { return values_.span(); }
-    Offset row_begin(Index i) const { return offsets_[i]; }
+    Offset row_begin(Index i) const { return offsets_[i]; }  // CPU matrices
     Offset row_end(Index i) const { return offsets_[i + 1]; }
     Index row_degree(Index i) const { return offsets_[i + 1] - offsets_[i]; }
 
     // Takes the arrays without copying. With check, verifies the CSR invariants (InvalidValue/InvalidIndex).
+    // The matrix lives where the arrays do (all three must live in one context).
     static Matrix import_csr(Index nrows, Index ncols, Array<Offset> offsets, Array<ColIndex> indices,
                              Array<T> values, bool check = true) {
-        Matrix m(nrows, ncols);
-        if (check) validate_csr(nrows, ncols, offsets, indices, values, "import_csr");
+        const Context ctx = offsets.context();
+        if (!(indices.context() == ctx) || !(values.context() == ctx))
+            throw InvalidValue("import_csr: the offsets, indices and values live in different contexts");
+        if (check) {
+            if (ctx.is_cuda())
+                validate_csr(nrows, ncols, offsets.to(Context::cpu()), indices.to(Context::cpu()),
+                             values.to(Context::cpu()), "import_csr");
+            else
+                validate_csr(nrows, ncols, offsets, indices, values, "import_csr");
+        }
+        Matrix m(nrows, ncols, Context::cpu());
+        m.ctx_ = ctx;
+        m.nvals_ = offsets.empty() ? 0 : offsets.get(nrows);
         m.offsets_ = std::move(offsets);
         m.indices_ = std::move(indices);
         m.values_ = std::move(values);
@@ -184,26 +228,28 @@ public:
                              Array<T> values, bool check = true) {
         Matrix t = Matrix::import_csr(ncols, nrows, std::move(col_offsets), std::move(row_indices),
                                       std::move(values), check);
-        return cpu::transpose(t);
+        return t.transposed_copy();
     }
     // COO tuples without duplicates (a duplicate is an InvalidValue); any order.
     static Matrix import_coo(Index nrows, Index ncols, std::span<const Index> rows, std::span<const Index> cols,
                              std::span<const T> vals) {
         detail::check_dimension(nrows, "number of rows");
         detail::check_dimension(ncols, "number of columns");
+        if (default_context().is_cuda())
+            return cpu::build_matrix<T>(nrows, ncols, rows, cols, vals, first_op{}, true).to(default_context());
         return cpu::build_matrix<T>(nrows, ncols, rows, cols, vals, first_op{}, true);
     }
 
     // Moves the arrays out, leaving an empty matrix of the same dimensions.
     CsrArrays<T> export_csr() && {
         CsrArrays<T> out{nrows_, ncols_, std::move(offsets_), std::move(indices_), std::move(values_)};
-        *this = Matrix(out.nrows, out.ncols);
+        *this = Matrix(out.nrows, out.ncols, ctx_);
         return out;
     }
     CsrArrays<T> export_csr() const& { return Matrix(*this).export_csr(); }
     // CSC arrays (column offsets, row indices): the CSR of the transpose.
     CsrArrays<T> export_csc() const {
-        CsrArrays<T> t = cpu::transpose(*this).export_csr();
+        CsrArrays<T> t = transposed_copy().export_csr();
         std::swap(t.nrows, t.ncols);
         return t;
     }
@@ -213,14 +259,19 @@ public:
 
     // The transpose, computed once and cached until this matrix changes.
     const Matrix& transposed() const {
-        if (!transpose_) transpose_ = std::make_shared<const Matrix>(cpu::transpose(*this));
+        if (!transpose_) transpose_ = std::make_shared<const Matrix>(transposed_copy());
         return *transpose_;
+    }
+    Matrix transposed_copy() const {
+        HYBLA_ON_GPU(*this) return cuda::transpose(*this);
+        return cpu::transpose(*this);
     }
 
     bool has_cached_transpose() const { return bool(transpose_); }
 
     // For backends: direct access to the CSR arrays. Callers must keep the invariants.
     Array<Offset>& offsets_mut() { invalidate(); return offsets_; }
+    void set_nvals(Index n) { nvals_ = n; }
     Array<ColIndex>& indices_mut() { invalidate(); return indices_; }
     Array<T>& values_mut() { invalidate(); return values_; }
 
@@ -261,8 +312,16 @@ private:
         return {Offset(it - indices_.begin()), it != e && *it == j};
     }
     void invalidate() { transpose_.reset(); }
+    // Runs a host-side edit on a GPU matrix: down, edit, up.
+    template <class F>
+    void on_host(F&& edit) {
+        Matrix h = to(Context::cpu());
+        edit(h);
+        *this = h.to(ctx_);
+    }
 
-    Index nrows_ = 0, ncols_ = 0;
+    Index nrows_ = 0, ncols_ = 0, nvals_ = 0;
+    Context ctx_;
     Array<Offset> offsets_;
     Array<ColIndex> indices_;
     Array<T> values_;
@@ -270,3 +329,7 @@ private:
 };
 
 }  // namespace hybla
+
+// The builders Matrix::from_tuples calls (they need the complete Matrix).
+#include "engine/cpu/build.hpp"
+#include "engine/cuda/build.hpp"

@@ -7,6 +7,7 @@
 #include "engine/cpu/mask.hpp"
 #include "engine/cpu/spgemm.hpp"
 #include "engine/cpu/spmm.hpp"
+#include "engine/cuda/dispatch.hpp"
 #include "engine/trace.hpp"
 
 namespace hybla {
@@ -23,6 +24,17 @@ void mxm(Matrix<TC>& c, const MaskT& mask, Accum accum, Sr, const Matrix<TA>& a,
     detail::require(c.nrows() == m && c.ncols() == n, "mxm",
                     "C is " + detail::shape(c.nrows(), c.ncols()) + " but A*B is " + detail::shape(m, n));
     detail::check_mask(mask, m, n, "mxm");
+    detail::same_context("mxm", c, mask, a, b);
+    HYBLA_ON_GPU(c) {
+        using namespace cuda_dispatch;
+        auto code = semiring_code<Sr>("mxm");
+        auto aa = as_type<TC>(d.transpose_a ? a.transposed() : a);
+        auto bb = as_type<TC>(d.transpose_b ? b.transposed() : b);
+        MaskHolder mh(mask, d);
+        trace("mxm: %sSpGEMM on the GPU", mh.get() ? "masked " : "");
+        write_back(c, cuda::spgemm(aa.get(), bb.get(), code, mh.get()), mask, accum, d, "mxm");
+        return;
+    }
     cpu::mxm<Sr>(c, mask, accum, a, b, d);
 }
 
@@ -36,7 +48,19 @@ void mxm(DenseMatrix<TC>& c, NoMask, Accum accum, Sr, const Matrix<TA>& a, const
                                                " and B is " + detail::shape(kb, n) + " (after transposes)");
     detail::require(c.nrows() == m && c.ncols() == n, "mxm (SpMM)",
                     "C is " + detail::shape(c.nrows(), c.ncols()) + " but A*B is " + detail::shape(m, n));
+    detail::same_context("mxm (SpMM)", c, a, b);
     trace("mxm: SpMM %zux%zu * dense %zux%zu", size_t(m), size_t(k), size_t(kb), size_t(n));
+    HYBLA_ON_GPU(c) {
+        using namespace cuda_dispatch;
+        auto code = semiring_code<Sr>("mxm (SpMM)");
+        auto aa = as_type<TC>(d.transpose_a ? a.transposed() : a);
+        auto bb = as_type<TC>(b);
+        DenseMatrix<TC> t = d.transpose_b ? cuda::spmm(aa.get(), cuda::dense_transpose(bb.get()), code)
+                                          : cuda::spmm(aa.get(), bb.get(), code);
+        if constexpr (std::is_same_v<Accum, NoAccum>) c = std::move(t);
+        else cuda::dense_accumulate(c, t, binary_code<Accum>("mxm (SpMM)"));
+        return;
+    }
     const Matrix<TA>& aa = d.transpose_a ? a.transposed() : a;
     DenseMatrix<TC> t = d.transpose_b ? cpu::spmm<Sr, TC>(aa, cpu::dense_transpose(b)) : cpu::spmm<Sr, TC>(aa, b);
     if constexpr (std::is_same_v<Accum, NoAccum>) {
@@ -62,8 +86,20 @@ void mxm(Matrix<TC>& c, const Matrix<M>& mask, Accum accum, Sr, const DenseMatri
     if (d.mask_complement)
         throw InvalidValue("mxm (SDDMM): a dense x dense product needs a mask that is not complemented "
                            "(the result would be dense); use DenseMatrix arithmetic instead");
+    detail::same_context("mxm (SDDMM)", c, mask, a, b);
     trace("mxm: SDDMM %zux%zu * %zux%zu under a mask of %zu entries", size_t(m), size_t(k), size_t(kb), size_t(n),
           size_t(mask.nvals()));
+    HYBLA_ON_GPU(c) {
+        using namespace cuda_dispatch;
+        auto code = semiring_code<Sr>("mxm (SDDMM)");
+        auto aa = as_type<TC>(a);
+        auto bb = as_type<TC>(b);
+        MaskHolder mh(mask, d);
+        DenseMatrix<TC> ar = d.transpose_a ? cuda::dense_transpose(aa.get()) : aa.get();
+        DenseMatrix<TC> btr = d.transpose_b ? bb.get() : cuda::dense_transpose(bb.get());
+        write_back(c, cuda::sddmm(*mh.get(), m, n, ar, btr, code), mask, accum, d, "mxm (SDDMM)");
+        return;
+    }
     // Row-major rows of A and of Bᵀ make every sampled entry a contiguous dot product.
     auto run = [&](const DenseMatrix<TA>& ar, const DenseMatrix<TB>& btr) {
         cpu::write_back(c, cpu::sddmm<Sr, TC>(mask, d.mask_structure, ar, btr), mask, accum, d);

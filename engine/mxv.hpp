@@ -3,6 +3,7 @@
 #include "engine/checks.hpp"
 #include "engine/cpu/spmv.hpp"
 #include "engine/cpu/vector_write.hpp"
+#include "engine/cuda/dispatch.hpp"
 #include "engine/trace.hpp"
 
 namespace hybla {
@@ -13,6 +14,18 @@ namespace detail {
 template <class Sr, bool Flip, class TW, class MaskT, class Accum, class RowsForm, class TA, class TU>
 void spmv(Vector<TW>& w, const MaskT& mask, Accum accum, RowsForm&& rows_form, const Matrix<TA>* scatter_form,
           const Vector<TU>& u, const Descriptor& d) {
+    HYBLA_ON_GPU(w) {
+        using namespace cuda_dispatch;
+        auto code = semiring_code<Sr>(Flip ? "vxm" : "mxv");
+        auto mm = as_type<TW>(rows_form());
+        auto uu = as_type<TW>(u);
+        MaskHolder mh(mask, d);
+        trace("%s: pull on the GPU, %zu rows", Flip ? "vxm" : "mxv", size_t(mm.get().nrows()));
+        Vector<TW> t = uu.get().is_dense() ? cuda::spmv(mm.get(), uu.get(), code, Flip, mh.get())
+                                           : cuda::spmv(mm.get(), cuda::densify(uu.get()), code, Flip, mh.get());
+        write_back(w, std::move(t), mask, accum, d, Flip ? "vxm" : "mxv");
+        return;
+    }
     Array<std::uint8_t> allowed = cpu::allowed_positions(mask, w.size(), d);
     const std::uint8_t* al = allowed.empty() ? nullptr : allowed.data();
     // Push when u is a small frontier and the scatter form is at hand: work ~ the frontier's edges.
@@ -48,6 +61,7 @@ void mxv(Vector<TW>& w, const MaskT& mask, Accum accum, Sr, const Matrix<TA>& a,
     detail::require(w.size() == m, "mxv", "w has size " + std::to_string(w.size()) + " but A has " +
                                               std::to_string(m) + " rows (after transpose)");
     detail::check_vector_mask(mask, m, "mxv");
+    detail::same_context("mxv", w, mask, a, u);
     // Rows of op(A) give w; rows of op(A)ᵀ scatter u. With transpose, A's own rows scatter (no copy).
     if (d.transpose_a)
         detail::spmv<Sr, false>(w, mask, accum, [&]() -> const Matrix<TA>& { return a.transposed(); }, &a, u, d);
@@ -67,6 +81,7 @@ void vxm(Vector<TW>& w, const MaskT& mask, Accum accum, Sr, const Vector<TU>& u,
     detail::require(w.size() == n, "vxm", "w has size " + std::to_string(w.size()) + " but A has " +
                                               std::to_string(n) + " columns (after transpose)");
     detail::check_vector_mask(mask, n, "vxm");
+    detail::same_context("vxm", w, mask, a, u);
     if (d.transpose_a)
         detail::spmv<Sr, true>(w, mask, accum, [&]() -> const Matrix<TA>& { return a; },
                                a.has_cached_transpose() ? &a.transposed() : nullptr, u, d);

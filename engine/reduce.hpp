@@ -5,6 +5,7 @@
 #include "engine/checks.hpp"
 #include "engine/cpu/reduce.hpp"
 #include "engine/cpu/vector_write.hpp"
+#include "engine/cuda/dispatch.hpp"
 
 namespace hybla {
 
@@ -16,16 +17,26 @@ void reduce(Vector<TW>& w, const MaskT& mask, Accum accum, Monoid, const Matrix<
     detail::require(w.size() == m, "reduce", "w has size " + std::to_string(w.size()) + " but A has " +
                                                  std::to_string(m) + " rows (after transpose)");
     detail::check_vector_mask(mask, m, "reduce");
+    detail::same_context("reduce", w, mask, a);
+    HYBLA_ON_GPU(w) {
+        using namespace cuda_dispatch;
+        auto code = monoid_code<Monoid>("reduce");
+        auto at = as_type<TW>(d.transpose_a ? a.transposed() : a);
+        write_back(w, cuda::reduce_rows(at.get(), code), mask, accum, d, "reduce");
+        return;
+    }
     cpu::write_back_vector(w, cpu::reduce_rows<Monoid, TW>(d.transpose_a ? a.transposed() : a), mask, accum, d);
 }
 
 // ⊕ of all entries (the monoid's identity when there are none).
 template <class Monoid, class TA>
 TA reduce(Monoid, const Matrix<TA>& a) {
+    HYBLA_ON_GPU(a) return cuda::reduce_all(a, cuda_dispatch::monoid_code<Monoid>("reduce"));
     return cpu::reduce_values<Monoid, TA>(a.values().data(), nullptr, a.nvals());
 }
 template <class Monoid, class TU>
 TU reduce(Monoid, const Vector<TU>& u) {
+    HYBLA_ON_GPU(u) return cuda::reduce_all(u, cuda_dispatch::monoid_code<Monoid>("reduce"));
     return cpu::reduce_values<Monoid, TU>(u.values().data(), u.is_dense() ? u.bitmap().data() : nullptr,
                                           u.is_dense() ? u.size() : u.nvals());
 }

@@ -26,33 +26,47 @@ class Vector {
 public:
     using value_type = T;
 
-    explicit Vector(Index n = 0) : n_(n) { detail::check_dimension(n, "vector size"); }
+    explicit Vector(Index n = 0, const Context& ctx = default_context()) : n_(n), ctx_(ctx) {
+        detail::check_dimension(n, "vector size");
+        indices_ = Array<Index>(0, ctx);
+        values_ = Array<T>(0, ctx);
+        bitmap_ = Array<std::uint8_t>(0, ctx);
+    }
 
     // A dense vector with every entry present and equal to value.
-    static Vector full(Index n, T value) {
-        Vector v(n);
+    static Vector full(Index n, T value, const Context& ctx = default_context()) {
+        Vector v(n, ctx);
         v.dense_ = true;
-        v.values_ = Array<T>(n, value);
-        v.bitmap_ = Array<std::uint8_t>(n, std::uint8_t(1));
+        v.values_ = Array<T>(n, value, ctx);
+        v.bitmap_ = Array<std::uint8_t>(n, std::uint8_t(1), ctx);
         v.nvals_ = n;
         return v;
     }
     template <class Dup = plus_op>
-    static Vector from_tuples(Index n, std::span<const Index> idx, std::span<const T> vals, Dup dup = {}) {
+    static Vector from_tuples(Index n, std::span<const Index> idx, std::span<const T> vals, Dup dup = {},
+                              const Context& ctx = default_context()) {
         detail::check_dimension(n, "vector size");
-        return cpu::build_vector<T>(n, idx, vals, dup, false);
+        Vector v = cpu::build_vector<T>(n, idx, vals, dup, false);
+        return ctx.is_cuda() ? v.to(ctx) : v;
     }
     template <class Dup = plus_op>
-    static Vector from_tuples(Index n, const std::vector<Index>& idx, const std::vector<T>& vals, Dup dup = {}) {
-        return from_tuples(n, std::span<const Index>(idx), std::span<const T>(vals.data(), vals.size()), dup);
+    static Vector from_tuples(Index n, const std::vector<Index>& idx, const std::vector<T>& vals, Dup dup = {},
+                              const Context& ctx = default_context()) {
+        return from_tuples(n, std::span<const Index>(idx), std::span<const T>(vals.data(), vals.size()), dup, ctx);
     }
     template <class Dup = plus_op>
     void build(std::span<const Index> idx, std::span<const T> vals, Dup dup = {}) {
-        *this = from_tuples(n_, idx, vals, dup);
+        *this = from_tuples(n_, idx, vals, dup, ctx_);
     }
-    // Sparse form from sorted, duplicate-free indices (checked), without copying.
+    // Sparse form from sorted, duplicate-free indices (checked), without copying; lives where the arrays do.
     static Vector import_sparse(Index n, Array<Index> idx, Array<T> vals, bool check = true) {
-        Vector v(n);
+        const Context ctx = idx.context();
+        if (!(vals.context() == ctx)) throw InvalidValue("import_sparse: indices and values live in different contexts");
+        if (check && ctx.is_cuda()) {
+            import_sparse(n, idx.to(Context::cpu()), vals.to(Context::cpu()), true);
+            check = false;
+        }
+        Vector v(n, ctx);
         if (check) {
             if (idx.size() != vals.size())
                 throw InvalidValue("import_sparse: " + std::to_string(idx.size()) + " indices but " +
@@ -73,7 +87,13 @@ public:
     }
     // Dense form from values and a presence bitmap (nullptr-sized bitmap = all present), without copying.
     static Vector import_dense(Index n, Array<T> vals, Array<std::uint8_t> bitmap = {}) {
-        Vector v(n);
+        const Context ctx = vals.context();
+        if (ctx.is_cuda()) {  // checked and counted on the host
+            Vector h = import_dense(n, vals.to(Context::cpu()),
+                                    bitmap.empty() ? Array<std::uint8_t>() : bitmap.to(Context::cpu()));
+            return h.to(ctx);
+        }
+        Vector v(n, ctx);
         if (vals.size() != n)
             throw InvalidValue("import_dense: expected " + std::to_string(n) + " values, got " +
                                std::to_string(vals.size()));
@@ -96,8 +116,32 @@ public:
     Index size() const { return n_; }
     Index nvals() const { return nvals_; }
     bool is_dense() const { return dense_; }
+    const Context& context() const { return ctx_; }
+
+    // A copy in another context.
+    Vector to(const Context& ctx) const {
+        if (ctx == ctx_) return *this;
+        Vector v(n_, ctx);
+        v.nvals_ = nvals_;
+        v.dense_ = dense_;
+        v.indices_ = indices_.to(ctx);
+        v.values_ = values_.to(ctx);
+        v.bitmap_ = bitmap_.to(ctx);
+        return v;
+    }
+    // For backends that build a vector in place: (dense: values + bitmap; sparse: indices + values).
+    static Vector adopt(Index n, Index nvals, bool dense, Array<Index> idx, Array<T> vals, Array<std::uint8_t> bm) {
+        Vector v(n, vals.context());
+        v.nvals_ = nvals;
+        v.dense_ = dense;
+        v.indices_ = std::move(idx);
+        v.values_ = std::move(vals);
+        v.bitmap_ = std::move(bm);
+        return v;
+    }
 
     void extract_tuples(std::vector<Index>& idx, std::vector<T>& vals) const {
+        if (ctx_.is_cuda()) return to(Context::cpu()).extract_tuples(idx, vals);
         idx.clear();
         vals.clear();
         idx.reserve(nvals_);
@@ -116,6 +160,7 @@ public:
 
     std::optional<T> get(Index i) const {
         check_index(i);
+        if (ctx_.is_cuda()) return to(Context::cpu()).get(i);
         if (dense_) return bitmap_[i] ? std::optional<T>(values_[i]) : std::nullopt;
         auto it = std::lower_bound(indices_.begin(), indices_.end(), i);
         if (it == indices_.end() || *it != i) return std::nullopt;
@@ -125,6 +170,7 @@ public:
 
     void set(Index i, T v) {
         check_index(i);
+        if (ctx_.is_cuda()) return on_host([&](Vector& h) { h.set(i, v); });
         if (!dense_) to_dense();
         nvals_ += !bitmap_[i];
         bitmap_[i] = 1;
@@ -132,14 +178,16 @@ public:
     }
     void remove(Index i) {
         check_index(i);
+        if (ctx_.is_cuda()) return on_host([&](Vector& h) { h.remove(i); });
         if (!dense_) to_dense();
         nvals_ -= bitmap_[i];
         bitmap_[i] = 0;
     }
-    void clear() { *this = Vector(n_); }
+    void clear() { *this = Vector(n_, ctx_); }
     Vector dup() const { return *this; }
     void resize(Index n) {
         detail::check_dimension(n, "vector size");
+        if (ctx_.is_cuda()) return on_host([&](Vector& h) { h.resize(n); });
         to_sparse();
         auto keep = Index(std::lower_bound(indices_.begin(), indices_.end(), n) - indices_.begin());
         indices_.resize(keep);
@@ -151,6 +199,7 @@ public:
     // Storage conversions (meaning unchanged).
     void to_dense() {
         if (dense_) return;
+        if (ctx_.is_cuda()) return on_host([&](Vector& h) { h.to_dense(); });
         Array<T> vals(n_, T{});
         Array<std::uint8_t> bm(n_, std::uint8_t(0));
         for (Index k = 0; k < nvals_; ++k) {
@@ -164,6 +213,7 @@ public:
     }
     void to_sparse() {
         if (!dense_) return;
+        if (ctx_.is_cuda()) return on_host([&](Vector& h) { h.to_sparse(); });
         Array<Index> idx(nvals_);
         Array<T> vals(nvals_);
         Index k = 0;
@@ -186,6 +236,12 @@ public:
     std::span<const std::uint8_t> bitmap() const { return bitmap_.span(); }
 
 private:
+    template <class F>
+    void on_host(F&& edit) {
+        Vector h = to(Context::cpu());
+        edit(h);
+        *this = h.to(ctx_);
+    }
     void check_index(Index i) const {
         if (i >= n_)
             throw InvalidIndex("index " + std::to_string(i) + " is outside a vector of size " + std::to_string(n_));
@@ -194,6 +250,7 @@ private:
     Index n_ = 0;
     Index nvals_ = 0;
     bool dense_ = false;
+    Context ctx_;
     Array<Index> indices_;
     Array<T> values_;
     Array<std::uint8_t> bitmap_;

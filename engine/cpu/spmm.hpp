@@ -11,7 +11,7 @@ namespace hybla::cpu {
 template <class Sr, class TC, class TA, class TB>
 DenseMatrix<TC> spmm(const Matrix<TA>& a, const DenseMatrix<TB>& b) {
     const Index m = a.nrows(), w = b.ncols();
-    DenseMatrix<TC> c(m, w);
+    DenseMatrix<TC> c(m, w, TC{}, Context::cpu());
     const auto ac = a.col_indices().data();
     const auto av = a.values().data();
     Array<Offset> work(m + 1);
@@ -67,7 +67,7 @@ Matrix<TC> sddmm(const Matrix<M>& mask, bool structure, const DenseMatrix<TA>& a
 
 template <class T>
 DenseMatrix<T> dense_transpose(const DenseMatrix<T>& a) {
-    DenseMatrix<T> t(a.ncols(), a.nrows());
+    DenseMatrix<T> t(a.ncols(), a.nrows(), T{}, Context::cpu());
     parallel_for_each(a.ncols(), [&](Index j) {
         for (Index i = 0; i < a.nrows(); ++i) t(j, i) = a(i, j);
     }, 64);

@@ -1,0 +1,97 @@
+// The CUDA backend's entry points, as the front end calls them: every operand is a GPU object of one value
+// type T (the front end casts first), operators come as run-time codes (engine/cuda/opcodes.hpp) and masks
+// as the pattern of their true entries. Defined in engine/cuda/**/*.cu for every type of
+// HYBLA_CUDA_VALUE_TYPES; declared for every compiler, so code built without nvcc calls them too.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "engine/config.hpp"
+#include "engine/cuda/opcodes.hpp"
+#include "engine/descriptor.hpp"
+
+namespace hybla {
+template <class T> class Matrix;
+template <class T> class Vector;
+template <class T> class DenseMatrix;
+class Context;
+}  // namespace hybla
+
+namespace hybla::cuda {
+
+// Where a mask is true: the CSR pattern (device pointers) of its true entries, or everywhere but there.
+struct MaskPattern {
+    const Offset* offsets = nullptr;
+    const ColIndex* cols = nullptr;
+    bool complement = false;
+};
+
+enum class SelectKind : std::uint8_t { tril, triu, diag, offdiag, value_eq, value_ne, value_lt, value_le, value_gt, value_ge, nonzero };
+// A selector as data: k for the index selectors; the thunk for value selectors, kept in the domain
+// (floating, signed or unsigned) its type had.
+struct SelectCode {
+    SelectKind kind = SelectKind::nonzero;
+    std::int64_t k = 0;
+    enum class Domain : std::uint8_t { floating, signed_int, unsigned_int } domain = Domain::floating;
+    double f = 0;
+    std::int64_t i = 0;
+    std::uint64_t u = 0;
+};
+
+// Construction and shape.
+template <class T>
+Matrix<T> build_coded(Index nrows, Index ncols, std::span<const Index> rows, std::span<const Index> cols,
+                      std::span<const T> vals, BinaryOp dup, bool dup_is_error, const Context& ctx);
+template <class T> Matrix<T> transpose(const Matrix<T>& a);
+template <class TC, class TA> Matrix<TC> cast(const Matrix<TA>& a);
+template <class TC, class TA> Vector<TC> cast(const Vector<TA>& a);
+template <class TC, class TA> DenseMatrix<TC> cast(const DenseMatrix<TA>& a);
+
+// Vectors as n x 1 matrices and back (dense storage when at least 1/16 is present).
+template <class T> Matrix<T> as_column(const Vector<T>& v);
+template <class T> Vector<T> from_column(const Matrix<T>& m);
+// The same vector in dense storage.
+template <class T> Vector<T> densify(const Vector<T>& v);
+
+// Element-wise.
+template <class T> Matrix<T> ewise(const Matrix<T>& a, const Matrix<T>& b, BinaryOp op, bool union_pattern);
+template <class T> Matrix<T> apply_unary(const Matrix<T>& a, UnaryOp op);
+template <class T> Matrix<T> apply_bound(const Matrix<T>& a, BinaryOp op, T scalar, bool scalar_first);
+template <class T> Matrix<T> select(const Matrix<T>& a, const SelectCode& sel);
+// C<M, replace> accum= T; mask nullptr: no mask; accum nullptr: no accumulator.
+template <class T>
+void write_back(Matrix<T>& c, Matrix<T>&& t, const MaskPattern* mask, const BinaryOp* accum, bool replace);
+
+// Reductions.
+template <class T> Vector<T> reduce_rows(const Matrix<T>& a, MonoidOp op);
+template <class T> T reduce_all(const Matrix<T>& a, MonoidOp op);
+template <class T> T reduce_all(const Vector<T>& a, MonoidOp op);
+
+// Sub-matrices: rows and cols list the indices (host lists, already checked).
+template <class T>
+Matrix<T> extract(const Matrix<T>& a, const std::vector<Index>& rows, const std::vector<Index>& cols);
+// C(I, J) = A (accum: combined with C's entries there; else C's region is replaced), no mask.
+template <class T>
+void assign(Matrix<T>& c, const Matrix<T>& a, const std::vector<Index>& rows, const std::vector<Index>& cols,
+            const BinaryOp* accum);
+template <class T> Matrix<T> kronecker(const Matrix<T>& a, const Matrix<T>& b, BinaryOp op);
+
+// Products.
+// C = A ⊕.⊗ B, only where mask (if given) is true.
+template <class T>
+Matrix<T> spgemm(const Matrix<T>& a, const Matrix<T>& b, SemiringCode sr, const MaskPattern* mask);
+// w(i) = ⊕_k M(i,k) ⊗ u(k) (flip: u(k) ⊗ M(i,k)) over present u(k); u dense; rows where mask (an n x 1
+// pattern, if given) is false are skipped.
+template <class T>
+Vector<T> spmv(const Matrix<T>& m, const Vector<T>& u, SemiringCode sr, bool flip, const MaskPattern* mask);
+template <class T> DenseMatrix<T> spmm(const Matrix<T>& a, const DenseMatrix<T>& b, SemiringCode sr);
+// T(i,j) = ⊕_x A(i,x) ⊗ Bt(j,x) over the mask's pattern.
+template <class T>
+Matrix<T> sddmm(const MaskPattern& mask, Index nrows, Index ncols, const DenseMatrix<T>& a, const DenseMatrix<T>& bt,
+                SemiringCode sr);
+template <class T> DenseMatrix<T> dense_transpose(const DenseMatrix<T>& a);
+// C = accum(C, T) element by element.
+template <class T> void dense_accumulate(DenseMatrix<T>& c, const DenseMatrix<T>& t, BinaryOp accum);
+
+}  // namespace hybla::cuda

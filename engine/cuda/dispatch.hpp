@@ -1,0 +1,126 @@
+// The front end's side of the CUDA backend: checks that an operator has a CUDA kernel, casts operands to the
+// output type on the GPU, turns masks into the pattern of their true entries, and calls engine/cuda/backend.hpp.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <typeinfo>
+#include <vector>
+
+#include "engine/cuda/backend.hpp"
+#include "engine/dense_matrix.hpp"
+#include "engine/descriptor.hpp"
+#include "engine/index_set.hpp"
+#include "engine/matrix.hpp"
+#include "engine/vector.hpp"
+
+namespace hybla::cuda_dispatch {
+
+using namespace hybla::cuda;
+
+inline std::string no_kernel(const char* op, const char* what, const char* type) {
+    return std::string(op) + ": " + what + " " + type +
+           " has no CUDA kernel (only hybla's built-in operators do); run it on a CPU context";
+}
+template <class Sr> SemiringCode semiring_code(const char* op) {
+    if constexpr (semiring_code_of<Sr>::known) return semiring_code_of<Sr>::value;
+    else throw InvalidValue(no_kernel(op, "the semiring", typeid(Sr).name()));
+}
+template <class Op> BinaryOp binary_code(const char* op) {
+    if constexpr (binary_code_of<Op>::known) return binary_code_of<Op>::value;
+    else throw InvalidValue(no_kernel(op, "the operator", typeid(Op).name()));
+}
+template <class Op> MonoidOp monoid_code(const char* op) {
+    if constexpr (monoid_code_of<Op>::known) return monoid_code_of<Op>::value;
+    else throw InvalidValue(no_kernel(op, "the monoid", typeid(Op).name()));
+}
+// The accumulator as a code (nullopt: none).
+template <class Accum> std::optional<BinaryOp> accum_code(const char* op) {
+    if constexpr (std::is_same_v<Accum, NoAccum>) return std::nullopt;
+    else return binary_code<Accum>(op);
+}
+
+// An operand in the output's value type: the object itself, or a cast copy (on the heap, so that moving the
+// holder keeps the pointer valid).
+template <class O>
+struct Typed {
+    std::unique_ptr<O> copy;
+    const O* p = nullptr;
+    const O& get() const { return *p; }
+};
+template <class TC, template <class> class O, class TA>
+Typed<O<TC>> as_type(const O<TA>& a) {
+    Typed<O<TC>> h;
+    if constexpr (std::is_same_v<TA, TC>) {
+        h.p = &a;
+    } else {
+        h.copy = std::make_unique<O<TC>>(cuda::cast<TC>(a));
+        h.p = h.copy.get();
+    }
+    return h;
+}
+
+// The pattern of a mask's true entries, with what it needs kept alive.
+class MaskHolder {
+public:
+    MaskHolder() = default;
+    template <class M>
+    MaskHolder(const Matrix<M>& m, const Descriptor& d) {
+        if (d.mask_structure) {
+            set(m);
+        } else {
+            auto s = std::make_shared<Matrix<M>>(cuda::select(m, SelectCode{}));
+            set(*s);
+            keep_ = s;
+        }
+        pattern_.complement = d.mask_complement;
+    }
+    template <class M>
+    MaskHolder(const Vector<M>& v, const Descriptor& d) {
+        auto col = std::make_shared<Matrix<M>>(cuda::as_column(v));
+        if (!d.mask_structure) *col = cuda::select(*col, SelectCode{});
+        set(*col);
+        keep_ = col;
+        pattern_.complement = d.mask_complement;
+    }
+    MaskHolder(NoMask, const Descriptor&) : none_(true) {}
+    const MaskPattern* get() const { return none_ ? nullptr : &pattern_; }
+
+private:
+    template <class M>
+    void set(const Matrix<M>& m) {
+        pattern_.offsets = m.row_offsets().data();
+        pattern_.cols = m.col_indices().data();
+        none_ = false;
+    }
+    MaskPattern pattern_;
+    std::shared_ptr<void> keep_;
+    bool none_ = true;
+};
+
+// The indices of an IndexSet as a list.
+inline std::vector<Index> list_of(const IndexSet& s, Index n) {
+    std::vector<Index> out(n);
+    for (Index k = 0; k < n; ++k) out[k] = s[k];
+    return out;
+}
+
+template <class TC, class MaskT, class Accum>
+void write_back(Matrix<TC>& c, Matrix<TC>&& t, const MaskT& mask, Accum, const Descriptor& d, const char* op) {
+    MaskHolder mh(mask, d);
+    auto acc = accum_code<Accum>(op);
+    cuda::write_back(c, std::move(t), mh.get(), acc ? &*acc : nullptr, d.replace);
+}
+template <class TW, class MaskT, class Accum>
+void write_back(Vector<TW>& w, Vector<TW>&& t, const MaskT& mask, Accum accum, const Descriptor& d, const char* op) {
+    if constexpr (std::is_same_v<MaskT, NoMask> && std::is_same_v<Accum, NoAccum>) {
+        w = std::move(t);
+    } else {
+        Matrix<TW> wc = cuda::as_column(w);
+        write_back(wc, cuda::as_column(t), mask, accum, d, op);
+        w = cuda::from_column(wc);
+    }
+}
+
+}  // namespace hybla::cuda_dispatch

@@ -1,0 +1,85 @@
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "engine/cuda/runtime.hpp"
+#include "engine/error.hpp"
+
+namespace hybla::cuda {
+
+void fail(int code, const char* what, std::size_t bytes) {
+    auto e = static_cast<cudaError_t>(code);
+    if (e == cudaErrorMemoryAllocation) {
+        cudaGetLastError();
+        throw OutOfMemory(std::string(what) + " on the GPU", bytes);
+    }
+    throw Error(std::string("CUDA error in ") + what + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
+}
+
+static inline void check(cudaError_t e, const char* what, std::size_t bytes = 0) {
+    if (e != cudaSuccess) fail(int(e), what, bytes);
+}
+static inline cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
+
+int device_count() {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        cudaGetLastError();  // clear the "no device" error
+        return 0;
+    }
+    return n;
+}
+
+std::string device_name(int device) {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) return {};
+    return prop.name;
+}
+
+void* allocate(std::size_t bytes, int device, void* stream, const char* what) {
+    if (bytes == 0) return nullptr;
+    check(cudaSetDevice(device), "cudaSetDevice");
+    void* p = nullptr;
+    cudaError_t e = cudaMallocAsync(&p, bytes, as_stream(stream));
+    if (e != cudaSuccess) fail(int(e), what, bytes);
+    return p;
+}
+
+void release(void* p, int device, void* stream) noexcept {
+    if (!p) return;
+    cudaSetDevice(device);
+    cudaFreeAsync(p, as_stream(stream));
+}
+
+void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, void* stream) {
+    if (bytes == 0) return;
+    cudaMemcpyKind k = kind == CopyKind::host_to_device   ? cudaMemcpyHostToDevice
+                       : kind == CopyKind::device_to_host ? cudaMemcpyDeviceToHost
+                                                          : cudaMemcpyDeviceToDevice;
+    check(cudaMemcpyAsync(dst, src, bytes, k, as_stream(stream)), "cudaMemcpyAsync", bytes);
+    check(cudaStreamSynchronize(as_stream(stream)), "cudaStreamSynchronize after a copy");
+}
+
+void synchronize(void* stream) { check(cudaStreamSynchronize(as_stream(stream)), "cudaStreamSynchronize"); }
+
+template <class W>
+__global__ void fill_kernel(W* p, std::size_t n, W v) {
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+        p[i] = v;
+}
+
+void fill(void* p, std::size_t count, const void* value, std::size_t elem_bytes, void* stream) {
+    if (count == 0) return;
+    unsigned blocks = unsigned(std::min<std::size_t>((count + 255) / 256, 65535));
+    auto s = as_stream(stream);
+    switch (elem_bytes) {
+        case 1: fill_kernel<<<blocks, 256, 0, s>>>(static_cast<std::uint8_t*>(p), count, *static_cast<const std::uint8_t*>(value)); break;
+        case 2: fill_kernel<<<blocks, 256, 0, s>>>(static_cast<std::uint16_t*>(p), count, *static_cast<const std::uint16_t*>(value)); break;
+        case 4: fill_kernel<<<blocks, 256, 0, s>>>(static_cast<std::uint32_t*>(p), count, *static_cast<const std::uint32_t*>(value)); break;
+        case 8: fill_kernel<<<blocks, 256, 0, s>>>(static_cast<std::uint64_t*>(p), count, *static_cast<const std::uint64_t*>(value)); break;
+        default: throw InvalidValue("cuda::fill: element size " + std::to_string(elem_bytes) + " is not 1, 2, 4 or 8");
+    }
+    check(cudaGetLastError(), "fill kernel launch");
+}
+
+}  // namespace hybla::cuda

@@ -1,0 +1,39 @@
+// The CUDA runtime as the rest of hybla sees it: plain functions on raw pointers, declared for every compiler
+// and defined in engine/cuda/runtime.cu when the CUDA backend is built. Errors become hybla exceptions:
+// failed allocations an OutOfMemory naming what was being allocated and its size.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace hybla::cuda {
+
+// Device value types the backend is compiled for (X-macro: X(type)).
+#define HYBLA_CUDA_VALUE_TYPES(X) \
+    X(bool)                       \
+    X(std::uint8_t)               \
+    X(std::int32_t)               \
+    X(std::uint32_t)              \
+    X(std::int64_t)               \
+    X(std::uint64_t)              \
+    X(float)                      \
+    X(double)
+
+int device_count();
+std::string device_name(int device);
+
+// Stream-ordered allocation from the device's memory pool.
+void* allocate(std::size_t bytes, int device, void* stream, const char* what);
+void release(void* p, int device, void* stream) noexcept;
+
+enum class CopyKind { host_to_device, device_to_host, device_to_device };
+// Copies and waits for the copy (the host may read dst or reuse src at once).
+void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, void* stream);
+void synchronize(void* stream);
+// Sets count elements of p (of elem_bytes each, 1, 2, 4 or 8) to the bit pattern of *value.
+void fill(void* p, std::size_t count, const void* value, std::size_t elem_bytes, void* stream);
+
+// Throws the hybla exception for a CUDA error code (OutOfMemory for cudaErrorMemoryAllocation).
+[[noreturn]] void fail(int code, const char* what, std::size_t bytes = 0);
+
+}  // namespace hybla::cuda

@@ -1,0 +1,19 @@
+// The CUDA runtime functions for builds without nvcc: there is no GPU to reach, and Context::cuda() already
+// refuses, so these are never called with a GPU context; they answer as an absent GPU would.
+#include "engine/cuda/runtime.hpp"
+#include "engine/error.hpp"
+
+namespace hybla::cuda {
+
+static const char* no_cuda = "hybla was built without the CUDA backend (no nvcc was found)";
+
+int device_count() { return 0; }
+std::string device_name(int) { return {}; }
+void* allocate(std::size_t, int, void*, const char*) { throw InvalidValue(no_cuda); }
+void release(void*, int, void*) noexcept {}
+void copy(void*, const void*, std::size_t, CopyKind, void*) { throw InvalidValue(no_cuda); }
+void synchronize(void*) {}
+void fill(void*, std::size_t, const void*, std::size_t, void*) { throw InvalidValue(no_cuda); }
+void fail(int, const char*, std::size_t) { throw InvalidValue(no_cuda); }
+
+}  // namespace hybla::cuda
