@@ -43,13 +43,17 @@ private:
 class IoError : public Error {
 public:
     IoError(const std::string& file, std::size_t line, const std::string& reason)
-        : Error(file + (line ? ":" + std::to_string(line) : std::string()) + ": " + reason),
-          file_(file), line_(line), reason_(reason) {}
+        : Error(message(file, line, reason)), file_(file), line_(line), reason_(reason) {}
     const std::string& file() const { return file_; }
     std::size_t line() const { return line_; }
     const std::string& reason() const { return reason_; }
 
 private:
+    static std::string message(const std::string& file, std::size_t line, const std::string& reason) {
+        std::string m = file;
+        if (line) m.append(":").append(std::to_string(line));
+        return m.append(": ").append(reason);
+    }
     std::string file_;
     std::size_t line_;
     std::string reason_;

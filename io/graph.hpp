@@ -60,8 +60,19 @@ struct Tuples {
     bool symmetric = false;
 };
 
-// Symmetrises tuples of a square matrix: (i, j) gets (j, i) right after it, diagonal entries stay single.
-void mirror_tuples(Tuples& t);
+// A matrix's CSR arrays with the value type as a tag, for the non-template writers.
+struct CsrView {
+    Index nrows = 0, ncols = 0;
+    const Offset* offsets = nullptr;
+    const ColIndex* indices = nullptr;
+    const void* values = nullptr;
+    ValueType type = ValueType::float64;
+};
+template <class T>
+CsrView csr_view(const Matrix<T>& a) {
+    return CsrView{a.nrows(), a.ncols(), a.row_offsets().data(), a.col_indices().data(), a.values().data(),
+                   value_type_of<T>()};
+}
 
 template <class T, class Dup>
 Matrix<T> build_from_tuples(Tuples&& t, Dup dup) {

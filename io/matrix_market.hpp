@@ -42,19 +42,6 @@ namespace detail {
 // symmetrise: also mirror a general square matrix (for read_graph's undirected option).
 Tuples parse_matrix_market(const std::string& path, ValueType type, bool symmetrise = false);
 
-struct CsrView {
-    Index nrows = 0, ncols = 0;
-    const Offset* offsets = nullptr;
-    const ColIndex* indices = nullptr;
-    const void* values = nullptr;
-    ValueType type = ValueType::float64;
-};
-template <class T>
-CsrView csr_view(const Matrix<T>& a) {
-    return CsrView{a.nrows(), a.ncols(), a.row_offsets().data(), a.col_indices().data(), a.values().data(),
-                   value_type_of<T>()};
-}
-struct MatrixMarketWriteOptions;
 }  // namespace detail
 
 template <class T = double, class Dup = plus_op>

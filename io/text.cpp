@@ -90,7 +90,7 @@ Array<char> read_file(const std::string& path) {
         return read_gzip(path, size);
     }
     Array<char> buf(size);
-    std::memcpy(buf.data(), magic, std::min<std::size_t>(m, size));
+    if (m > 0 && size > 0) std::memcpy(buf.data(), magic, std::min<std::size_t>(m, size));
     std::size_t n = m;
     while (n < size) {
         const std::size_t got = std::fread(buf.data() + n, 1, size - n, f);
@@ -158,8 +158,7 @@ ValueParser::ValueParser(ValueType t) : name_(value_type_name(t)) {
         case ValueType::uint8: lo_ = 0; hi_ = UINT8_MAX; break;
         case ValueType::uint16: lo_ = 0; hi_ = UINT16_MAX; break;
         case ValueType::uint32: lo_ = 0; hi_ = UINT32_MAX; break;
-        // Values travel through int64: uint64 values above 2^63-1 cannot be read.
-        case ValueType::uint64: lo_ = 0; hi_ = INT64_MAX; break;
+        case ValueType::uint64: lo_ = 0; hi_ = INT64_MAX; unsigned64_ = true; break;  // and the bit-cast range above
         case ValueType::float32: floating_ = true; single_ = true; break;
         case ValueType::float64: floating_ = true; break;
     }
@@ -187,6 +186,7 @@ OutFile::~OutFile() {
 }
 
 void OutFile::write(const char* data, std::size_t n) {
+    if (n == 0) return;  // data may be null then (an empty Array)
     if (f_) {
         if (std::fwrite(data, 1, n, f_) != n) throw IoError(path_, 0, "write error: " + errno_text(errno));
         return;

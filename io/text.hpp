@@ -15,9 +15,12 @@
 #include <system_error>
 #include <vector>
 
+#include <tbb/parallel_for.h>
+
 #include "engine/array.hpp"
 #include "engine/config.hpp"
 #include "engine/error.hpp"
+#include "io/graph.hpp"
 #include "io/value_type.hpp"
 
 namespace hybla::io::detail {
@@ -49,7 +52,8 @@ struct LineError {
     std::string reason;
 };
 
-inline bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+// ' ', and '\t' '\n' '\v' '\f' '\r' (codes 9..13) in one comparison; '\n' never occurs inside a line.
+inline bool is_space(char c) { return c == ' ' || static_cast<unsigned char>(c - '\t') < 5; }
 
 // Calls f(line_number, line) for every line of the chunk (without the '\n'); stops early when f returns false.
 template <class F>
@@ -66,18 +70,60 @@ void for_each_line(const char* data, const Chunk& c, F&& f) {
     }
 }
 
-// The first non-space character of the line, or 0 for a blank line.
-inline char first_char(std::string_view s) {
+// The first non-space character of the line (as unsigned char), or -1 for a blank line. A NUL byte is not
+// blank: garbage must fail, not vanish.
+inline int first_char(std::string_view s) {
     for (char c : s)
-        if (!is_space(c)) return c;
-    return 0;
+        if (!is_space(c)) return static_cast<unsigned char>(c);
+    return -1;
+}
+
+// Whole-token decimal integer with an optional sign ('+' too: C's scanf accepts it and some writers emit it).
+// Hand-rolled because indices dominate the parse time and std::from_chars handles every base.
+inline bool parse_int(std::string_view s, std::int64_t& v, bool* out_of_range = nullptr) {
+    const char* p = s.data();
+    const char* const e = p + s.size();
+    if (out_of_range) *out_of_range = false;
+    const bool negative = p < e && *p == '-';
+    if (p < e && (*p == '-' || *p == '+')) ++p;
+    if (p == e) return false;
+    std::uint64_t u = 0;
+    bool overflow = false;
+    for (; p < e; ++p) {
+        const unsigned d = static_cast<unsigned char>(*p - '0');
+        if (d > 9) return false;
+        overflow |= u > (std::numeric_limits<std::uint64_t>::max() - d) / 10;
+        u = u * 10 + d;
+    }
+    const std::uint64_t limit = negative ? std::uint64_t(1) << 63 : (std::uint64_t(1) << 63) - 1;
+    if (overflow || u > limit) {
+        if (out_of_range) *out_of_range = true;
+        return false;
+    }
+    v = negative ? std::int64_t(0 - u) : std::int64_t(u);
+    return true;
+}
+
+// Whole-token floating-point number (decimal or scientific, inf, nan); a leading '+' is accepted.
+template <class F>
+bool parse_floating(std::string_view s, F& v, bool* out_of_range = nullptr) {
+    const char* b = s.data();
+    const char* e = b + s.size();
+    if (b < e && *b == '+' && e - b > 1 && b[1] != '-' && b[1] != '+') ++b;
+    auto [p, ec] = std::from_chars(b, e, v, std::chars_format::general);
+    if (out_of_range) *out_of_range = ec == std::errc::result_out_of_range && p == e;
+    return ec == std::errc() && p == e && b < e;
+}
+inline bool parse_double(std::string_view s, double& v, bool* out_of_range = nullptr) {
+    return parse_floating(s, v, out_of_range);
 }
 
 // Splits a line into fields separated by whitespace, or (with commas) by one comma with optional whitespace
 // around it, so "1, 2" and "1,2" are two fields and "1,,2" has an empty field (an error, never skipped).
 class Fields {
 public:
-    Fields(std::string_view line, bool commas, std::size_t line_no) : p_(line.data()), e_(line.data() + line.size()), commas_(commas), line_(line_no) {
+    Fields(std::string_view line, bool commas, std::size_t line_no)
+        : p_(line.data()), e_(line.data() + line.size()), commas_(commas), line_(line_no) {
         skip_space();
         if (commas_ && p_ < e_ && *p_ == ',') throw LineError{line_, "empty field"};
     }
@@ -85,14 +131,51 @@ public:
     bool next(std::string_view& tok) {
         if (p_ >= e_) return false;
         const char* b = p_;
-        while (p_ < e_ && !is_space(*p_) && !(commas_ && *p_ == ',')) ++p_;
+        while (p_ < e_ && !is_delimiter(*p_)) ++p_;
         tok = std::string_view(b, std::size_t(p_ - b));
-        skip_space();
-        if (commas_ && p_ < e_ && *p_ == ',') {
-            ++p_;
-            skip_space();
-            if (p_ >= e_ || *p_ == ',') throw LineError{line_, "empty field"};
+        skip_separator();
+        return true;
+    }
+    // The next field parsed as an integer in the same pass over its characters (indices are most of a file, so
+    // scanning them twice shows). ok: whether the whole field is a valid int64 (as parse_int decides).
+    bool next_int(std::string_view& tok, std::int64_t& v, bool& ok, bool* out_of_range = nullptr) {
+        if (p_ >= e_) return false;
+        const char* b = p_;
+        std::uint64_t u = 0;
+        const char* q = p_;
+        while (q < e_ && static_cast<unsigned char>(*q - '0') <= 9 && q - b < 18) u = u * 10 + unsigned(*q++ - '0');
+        if (q > b && (q == e_ || is_delimiter(*q))) {  // up to 18 digits cannot overflow
+            p_ = q;
+            v = std::int64_t(u);
+            ok = true;
+            if (out_of_range) *out_of_range = false;
+        } else {  // signs, long numbers and errors take the general route
+            while (p_ < e_ && !is_delimiter(*p_)) ++p_;
+            ok = parse_int(std::string_view(b, std::size_t(p_ - b)), v, out_of_range);
+            q = p_;
         }
+        p_ = q;
+        tok = std::string_view(b, std::size_t(p_ - b));
+        skip_separator();
+        return true;
+    }
+    // The same for a floating-point field.
+    template <class F>
+    bool next_floating(std::string_view& tok, F& v, bool& ok, bool* out_of_range = nullptr) {
+        if (p_ >= e_) return false;
+        const char* b = p_;
+        const char* s = b < e_ && *b == '+' && e_ - b > 1 && b[1] != '-' && b[1] != '+' ? b + 1 : b;
+        auto [q, ec] = std::from_chars(s, e_, v, std::chars_format::general);
+        if (ec == std::errc() && q > s && (q == e_ || is_delimiter(*q))) {
+            p_ = q;
+            ok = true;
+            if (out_of_range) *out_of_range = false;
+        } else {
+            while (p_ < e_ && !is_delimiter(*p_)) ++p_;
+            ok = parse_floating(std::string_view(b, std::size_t(p_ - b)), v, out_of_range);
+        }
+        tok = std::string_view(b, std::size_t(p_ - b));
+        skip_separator();
         return true;
     }
     std::size_t count_rest() {
@@ -101,10 +184,21 @@ public:
         while (next(t)) ++n;
         return n;
     }
+    std::size_t line() const { return line_; }
 
 private:
+    bool is_delimiter(char c) const { return is_space(c) || (commas_ && c == ','); }
     void skip_space() {
         while (p_ < e_ && is_space(*p_)) ++p_;
+    }
+    // After a field: whitespace, and with commas one comma that must be followed by a field.
+    void skip_separator() {
+        skip_space();
+        if (commas_ && p_ < e_ && *p_ == ',') {
+            ++p_;
+            skip_space();
+            if (p_ >= e_ || *p_ == ',') throw LineError{line_, "empty field"};
+        }
     }
     const char* p_;
     const char* e_;
@@ -112,33 +206,29 @@ private:
     std::size_t line_;
 };
 
-// Whole-token integer; a leading '+' is accepted (C's scanf accepts it and some writers emit it).
-inline bool parse_int(std::string_view s, std::int64_t& v, bool* out_of_range = nullptr) {
-    const char* b = s.data();
-    const char* e = b + s.size();
-    if (b < e && *b == '+' && e - b > 1 && b[1] >= '0' && b[1] <= '9') ++b;
-    auto [p, ec] = std::from_chars(b, e, v);
-    if (out_of_range) *out_of_range = ec == std::errc::result_out_of_range && p == e;
-    return ec == std::errc() && p == e && b < e;
-}
-
-// Whole-token floating-point number (decimal or scientific, inf, nan); a leading '+' is accepted.
-inline bool parse_double(std::string_view s, double& v, bool* out_of_range = nullptr) {
-    const char* b = s.data();
-    const char* e = b + s.size();
-    if (b < e && *b == '+' && e - b > 1 && b[1] != '-' && b[1] != '+') ++b;
-    auto [p, ec] = std::from_chars(b, e, v, std::chars_format::general);
-    if (out_of_range) *out_of_range = ec == std::errc::result_out_of_range && p == e;
-    return ec == std::errc() && p == e && b < e;
-}
-
+// The token in quotes for a message, shortened if long, with control and non-ASCII bytes as \xNN so that
+// garbage in a file stays visible and printable.
 inline std::string quoted(std::string_view s) {
     constexpr std::size_t max_shown = 40;
-    if (s.size() > max_shown) return "'" + std::string(s.substr(0, max_shown)) + "...'";
-    return "'" + std::string(s) + "'";
+    std::string r(1, '\'');
+    for (char c : s.substr(0, max_shown)) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u >= 0x20 && u < 0x7f) {
+            r.push_back(c);
+        } else {
+            constexpr char hex[] = "0123456789abcdef";
+            r += "\\x";
+            r.push_back(hex[u >> 4]);
+            r.push_back(hex[u & 15]);
+        }
+    }
+    if (s.size() > max_shown) r.append("...");
+    r.push_back('\'');
+    return r;
 }
 
-// Parses value tokens for a target type: integers stay exact in int64 (for integral and bool targets), floating
+// Parses value tokens for a target type: integers stay exact in int64 (for integral and bool targets; uint64_t
+// values above 2^63-1 are kept as the int64 with the same bits), floating
 // targets get doubles; anything the target cannot hold exactly (a fraction for an integer type, a value out of
 // range) is an error naming the type, never clamped.
 class ValueParser {
@@ -148,29 +238,67 @@ public:
 
     // what: "value" or "weight", used in messages. integer_only: the file says the values are integers.
     // check_negation: the value will also be stored negated (skew-symmetric mirror), which must fit too.
+    // Parses the next field of f; false if there is none.
+    template <class Out>
+    bool parse_next(Fields& f, const char* what, bool integer_only, bool check_negation, Out& out) const {
+        std::string_view tok;
+        if (floating_ && !integer_only) {
+            // Straight to the target type, in one pass: parsing as an integer first would turn "-0" into +0,
+            // and parsing a float as double first could round twice.
+            bool ok = false, range = false;
+            double d = 0;
+            float x = 0;
+            if (!(single_ ? f.next_floating(tok, x, ok, &range) : f.next_floating(tok, d, ok, &range))) return false;
+            if (!ok) {
+                if (range) throw LineError{f.line(), std::string(what) + " " + quoted(tok) + " does not fit " + name_};
+                throw LineError{f.line(), std::string(what) + " " + quoted(tok) + " is not a number"};
+            }
+            out.reals.push_back(single_ ? double(x) : d);
+            return true;
+        }
+        if (!f.next(tok)) return false;
+        parse(tok, what, integer_only, check_negation, f.line(), out);
+        return true;
+    }
+
     template <class Out>
     void parse(std::string_view tok, const char* what, bool integer_only, bool check_negation, std::size_t line,
                Out& out) const {
-        std::int64_t iv;
+        if (floating_ && !integer_only) {
+            // Straight to the target type: parsing as an integer first would turn "-0" into +0, and parsing a
+            // float as double first could round twice.
+            double d = 0;
+            float f = 0;
+            bool range = false;
+            if (!(single_ ? parse_floating(tok, f, &range) : parse_floating(tok, d, &range))) {
+                if (range) throw LineError{line, std::string(what) + " " + quoted(tok) + " does not fit " + name_};
+                throw LineError{line, std::string(what) + " " + quoted(tok) + " is not a number"};
+            }
+            out.reals.push_back(single_ ? double(f) : d);
+            return;
+        }
+        std::int64_t iv = 0;
         bool iv_range = false;
         const bool is_int = parse_int(tok, iv, &iv_range);
+        if (unsigned64_ && !is_int && iv_range) {
+            // Above 2^63-1: only uint64_t holds it. Stored as the int64 with the same bits; the cast back to
+            // uint64_t restores it.
+            std::uint64_t u = 0;
+            const char* b = tok.data() + (tok[0] == '+' ? 1 : 0);
+            auto [p, ec] = std::from_chars(b, tok.data() + tok.size(), u);
+            if (ec == std::errc() && p == tok.data() + tok.size()) {
+                if (check_negation)
+                    throw LineError{line, "negated " + std::string(what) + " " + quoted(tok) + " does not fit " + name_};
+                out.ints.push_back(std::int64_t(u));
+                return;
+            }
+        }
         if (integer_only && !is_int) {
             if (iv_range) throw LineError{line, std::string(what) + " " + quoted(tok) + " does not fit int64_t"};
             throw LineError{line, std::string(what) + " " + quoted(tok) + " is not an integer"};
         }
         if (floating_) {
-            double d;
-            if (is_int) d = double(iv);
-            else {
-                bool range = false;
-                if (!parse_double(tok, d, &range)) {
-                    if (range) throw LineError{line, std::string(what) + " " + quoted(tok) + " does not fit " + name_};
-                    throw LineError{line, std::string(what) + " " + quoted(tok) + " is not a number"};
-                }
-            }
-            if (single_ && std::isfinite(d) && std::fabs(d) > double(std::numeric_limits<float>::max()))
-                throw LineError{line, std::string(what) + " " + quoted(tok) + " does not fit " + name_};
-            out.reals.push_back(d);
+            out.reals.push_back(double(iv));
             return;
         }
         if (!is_int) {
@@ -184,7 +312,12 @@ public:
                 out.ints.push_back(d != 0 ? 1 : 0);
                 return;
             }
-            // 2^63 is exact in double; [-2^63, 2^63) is the int64 range.
+            // 2^63 and 2^64 are exact in double; [-2^63, 2^63) is the int64 range.
+            if (unsigned64_ && d == std::trunc(d) && d >= 9223372036854775808.0 && d < 18446744073709551616.0 &&
+                !check_negation) {
+                out.ints.push_back(std::int64_t(std::uint64_t(d)));
+                return;
+            }
             if (!(d == std::trunc(d) && d >= -9223372036854775808.0 && d < 9223372036854775808.0))
                 throw LineError{line, std::string(what) + " " + quoted(tok) + " does not fit " + name_};
             iv = std::int64_t(d);
@@ -200,7 +333,7 @@ public:
     }
 
 private:
-    bool floating_ = false, single_ = false, boolean_ = false;
+    bool floating_ = false, single_ = false, boolean_ = false, unsigned64_ = false;
     std::int64_t lo_ = 0, hi_ = 0;
     const char* name_ = "";
 };
@@ -219,6 +352,42 @@ template <class ChunkVec>
 void throw_first_error(const std::string& path, const ChunkVec& chunks) {
     for (const auto& c : chunks)
         if (c.error) throw IoError(path, c.error->line, c.error->reason);
+}
+
+// Concatenates chunk tuples in file order into t, renaming both endpoints with rename(chunk, id) and, when
+// undirected, putting (v, u) right after every (u, v) with u != v. Chunk storage is released as it is copied.
+template <class Rename>
+void assemble(std::vector<ChunkTuples>& out, Rename&& rename, bool undirected, bool floating, bool pattern,
+              Tuples& t) {
+    std::vector<std::size_t> start(out.size() + 1, 0);
+    tbb::parallel_for(std::size_t(0), out.size(), [&](std::size_t k) {
+        std::size_t m = out[k].rows.size();
+        if (undirected)
+            for (std::size_t e = 0; e < out[k].rows.size(); ++e) m += out[k].rows[e] != out[k].cols[e];
+        start[k + 1] = m;
+    });
+    for (std::size_t k = 0; k < out.size(); ++k) start[k + 1] += start[k];
+    const std::size_t m = start.back();
+    t.rows.resize(m);
+    t.cols.resize(m);
+    if (!pattern) (floating ? t.reals.resize(m) : t.ints.resize(m));
+    tbb::parallel_for(std::size_t(0), out.size(), [&](std::size_t k) {
+        ChunkTuples& o = out[k];
+        std::size_t w = start[k];
+        for (std::size_t e = 0; e < o.rows.size(); ++e) {
+            const Index r = rename(k, o.rows[e]), c = rename(k, o.cols[e]);
+            const int copies = undirected && o.rows[e] != o.cols[e] ? 2 : 1;
+            for (int x = 0; x < copies; ++x, ++w) {
+                t.rows[w] = x ? c : r;
+                t.cols[w] = x ? r : c;
+                if (!pattern) {
+                    if (floating) t.reals[w] = o.reals[e];
+                    else t.ints[w] = o.ints[e];
+                }
+            }
+        }
+        o = ChunkTuples();
+    });
 }
 
 // Output file for the writers: gzip-compressed when the name ends in ".gz".
