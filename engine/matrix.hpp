@@ -3,6 +3,7 @@
 #pragma once
 #include <algorithm>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -258,16 +259,21 @@ public:
     }
 
     // The transpose, computed once and cached until this matrix changes.
+    // Safe to call from several threads on one matrix.
     const Matrix& transposed() const {
-        if (!transpose_) transpose_ = std::make_shared<const Matrix>(transposed_copy());
-        return *transpose_;
+        std::lock_guard<std::mutex> lock(cache_->mutex);
+        if (!cache_->transpose) cache_->transpose = std::make_shared<const Matrix>(transposed_copy());
+        return *cache_->transpose;
     }
     Matrix transposed_copy() const {
         HYBLA_ON_GPU(*this) return cuda::transpose(*this);
         return cpu::transpose(*this);
     }
 
-    bool has_cached_transpose() const { return bool(transpose_); }
+    bool has_cached_transpose() const {
+        std::lock_guard<std::mutex> lock(cache_->mutex);
+        return bool(cache_->transpose);
+    }
 
     // For backends: direct access to the CSR arrays. Callers must keep the invariants.
     Array<Offset>& offsets_mut() { invalidate(); return offsets_; }
@@ -311,7 +317,7 @@ private:
         auto it = std::lower_bound(b, e, ColIndex(j));
         return {Offset(it - indices_.begin()), it != e && *it == j};
     }
-    void invalidate() { transpose_.reset(); }
+    void invalidate() { cache_ = std::make_shared<Cache>(); }
     // Runs a host-side edit on a GPU matrix: down, edit, up.
     template <class F>
     void on_host(F&& edit) {
@@ -325,7 +331,12 @@ private:
     Array<Offset> offsets_;
     Array<ColIndex> indices_;
     Array<T> values_;
-    mutable std::shared_ptr<const Matrix> transpose_;
+    // Derived forms; copies share them until either changes (then it gets a fresh cache).
+    struct Cache {
+        std::mutex mutex;
+        std::shared_ptr<const Matrix> transpose;
+    };
+    std::shared_ptr<Cache> cache_ = std::make_shared<Cache>();
 };
 
 }  // namespace hybla

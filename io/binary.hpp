@@ -39,7 +39,8 @@ Graph<T> read_binary_graph(const std::string& path) {
     });
     Graph<T> g;
     try {
-        g.matrix = Matrix<T>::import_csr(c.nrows, c.ncols, std::move(c.offsets), std::move(c.indices), std::move(vals), true);
+        g.matrix = Matrix<T>::import_csr(c.nrows, c.ncols, std::move(c.offsets), std::move(c.indices), std::move(vals), true)
+                       .to(default_context());
     } catch (const Error& e) {
         throw IoError(path, 0, std::string("corrupt matrix data: ") + e.what());
     }
@@ -62,12 +63,14 @@ Graph<T> read_binary_graph(const std::string& path) {
 
 template <class T>
 void write_binary(const std::string& path, const Matrix<T>& a) {
-    detail::write_binary(path, detail::csr_view(a), nullptr, false);
+    Matrix<T> tmp;
+    detail::write_binary(path, detail::csr_view(detail::host_copy(a, tmp)), nullptr, false);
 }
 
 template <class T>
 void write_binary(const std::string& path, const Graph<T>& g) {
-    detail::write_binary(path, detail::csr_view(g.matrix), &g.names, g.undirected);
+    Matrix<T> tmp;
+    detail::write_binary(path, detail::csr_view(detail::host_copy(g.matrix, tmp)), &g.names, g.undirected);
 }
 
 }  // namespace hybla::io

@@ -68,10 +68,19 @@ struct CsrView {
     const void* values = nullptr;
     ValueType type = ValueType::float64;
 };
+// a must be a CPU matrix (writers copy a GPU matrix down first: see host_copy).
 template <class T>
 CsrView csr_view(const Matrix<T>& a) {
     return CsrView{a.nrows(), a.ncols(), a.row_offsets().data(), a.col_indices().data(), a.values().data(),
                    value_type_of<T>()};
+}
+
+// The matrix itself when it lives on the CPU, else a host copy held in tmp.
+template <class T>
+const Matrix<T>& host_copy(const Matrix<T>& a, Matrix<T>& tmp) {
+    if (a.context().is_cpu()) return a;
+    tmp = a.to(Context::cpu());
+    return tmp;
 }
 
 template <class T, class Dup>

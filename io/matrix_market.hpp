@@ -60,7 +60,8 @@ void write_matrix_market(const std::string& path, const CsrView& a, const Matrix
 
 template <class T>
 void write_matrix_market(const std::string& path, const Matrix<T>& a, const MatrixMarketWriteOptions& options = {}) {
-    detail::write_matrix_market(path, detail::csr_view(a), options);
+    Matrix<T> tmp;
+    detail::write_matrix_market(path, detail::csr_view(detail::host_copy(a, tmp)), options);
 }
 
 }  // namespace hybla::io

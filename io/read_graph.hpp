@@ -67,7 +67,7 @@ Graph<T> read_graph(const std::string& path, const GraphReadOptions& options = {
         case GraphFormat::binary: {
             Graph<T> g = read_binary_graph<T>(path);
             if (options.undirected && !g.undirected) {
-                g.matrix = detail::symmetrise(path, g.matrix, dup);
+                g.matrix = detail::symmetrise(path, g.matrix.to(Context::cpu()), dup);
                 g.undirected = true;
             }
             return g;

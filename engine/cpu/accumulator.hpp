@@ -47,8 +47,18 @@ public:
         touched_.push_back(j);
         return true;
     }
-    // Writes the present entries sorted by column.
+    // Writes the present entries sorted by column: a scan of the stamps when the row is dense enough that
+    // the scan is cheaper than sorting the touched columns.
     void gather(ColIndex* cols, T* vals) {
+        if (touched_.size() * 32 > stamp_.size()) {
+            std::size_t q = 0;
+            for (std::size_t j = 0; j < stamp_.size(); ++j)
+                if (stamp_[j] == gen_ + 1) {
+                    cols[q] = ColIndex(j);
+                    vals[q++] = val_[j];
+                }
+            return;
+        }
         std::sort(touched_.begin(), touched_.end());
         for (std::size_t q = 0; q < touched_.size(); ++q) {
             cols[q] = touched_[q];

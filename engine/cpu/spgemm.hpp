@@ -4,6 +4,7 @@
 // (C<L> = L·Uᵀ in triangle counting, SDDMM-like patterns).
 #pragma once
 #include <type_traits>
+#include <vector>
 
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_reduce.h>
@@ -196,28 +197,43 @@ void mxm(Matrix<TC>& c, const MaskT& mask, Accum accum, const Matrix<TA>& a_in, 
     const Matrix<TA>& a = d.transpose_a ? a_in.transposed() : a_in;
     if constexpr (!std::is_same_v<MaskT, NoMask>) {
         if (!d.mask_complement) {
-            // Dot work: a merge of A(i,:) and B(:,j) for each mask entry; saxpy work: the flops. Both need
-            // B in one orientation; the other is a transpose, cached on B.
+            // Dot work: a merge of A(i,:) and B(:,j) for each mask entry; saxpy work: the flops, each costing
+            // about 8 merge steps (measured: two passes through an accumulator). The degrees of B's rows and
+            // columns come from its pattern, so no transpose is made for a method that is not taken.
             const auto mo = mask.row_offsets().data();
             const auto mc = mask.col_indices().data();
-            const Matrix<TB>& bt = d.transpose_b ? b_in : b_in.transposed();
-            const Matrix<TB>& b = d.transpose_b ? b_in.transposed() : b_in;
-            Offset dot_work = tbb::parallel_reduce(
-                tbb::blocked_range<Index>(0, mask.nrows(), 1024), Offset(0),
-                [&](const tbb::blocked_range<Index>& r, Offset s) {
-                    for (Index i = r.begin(); i != r.end(); ++i) {
-                        const Offset la = a.row_degree(i);
-                        for (Offset p = mo[i]; p < mo[i + 1]; ++p) {
-                            const Offset lb = bt.row_degree(mc[p]);
-                            // a merge, or a binary search per entry of the shorter row
-                            s += std::min<Offset>(la + lb, 8 * std::min(la, lb) + 8);
-                        }
-                    }
-                    return s;
-                },
-                [](Offset x, Offset y) { return x + y; });
-            Offset saxpy_work = row_flops_prefix(a, b)[a.nrows()];
+            std::vector<Offset> col_deg(b_in.ncols(), 0);
+            for (ColIndex j : b_in.col_indices()) ++col_deg[j];
+            auto row_deg = [&](Index k) { return Offset(b_in.row_degree(k)); };
+            auto col_degree = [&](Index k) { return col_deg[k]; };
+            auto bt_deg = [&](Index j) { return d.transpose_b ? row_deg(j) : col_degree(j); };
+            auto b_deg = [&](Index k) { return d.transpose_b ? col_degree(k) : row_deg(k); };
+            const auto ac = a.col_indices().data();
+            auto sum_rows = [&](Index n, auto&& f) {
+                return tbb::parallel_reduce(
+                    tbb::blocked_range<Index>(0, n, 1024), Offset(0),
+                    [&](const tbb::blocked_range<Index>& r, Offset s) {
+                        for (Index i = r.begin(); i != r.end(); ++i) s += f(i);
+                        return s;
+                    },
+                    [](Offset x, Offset y) { return x + y; });
+            };
+            const Offset dot_work = sum_rows(mask.nrows(), [&](Index i) {
+                const Offset la = a.row_degree(i);
+                Offset s = 0;
+                for (Offset p = mo[i]; p < mo[i + 1]; ++p) {
+                    const Offset lb = bt_deg(mc[p]);
+                    s += std::min<Offset>(la + lb, 8 * std::min(la, lb) + 8);  // merge, or binary searches
+                }
+                return s;
+            });
+            const Offset saxpy_work = 8 * sum_rows(a.nrows(), [&](Index i) {
+                Offset s = 0;
+                for (Offset p = a.row_begin(i); p < a.row_end(i); ++p) s += b_deg(ac[p]);
+                return s;
+            });
             if (dot_work < saxpy_work) {
+                const Matrix<TB>& bt = d.transpose_b ? b_in : b_in.transposed();
                 trace("mxm: masked SpGEMM, dot method (dot work %llu < saxpy work %llu)",
                       (unsigned long long)dot_work, (unsigned long long)saxpy_work);
                 write_back(c, spgemm_dot<Sr, TC>(a, bt, mask, d), mask, accum, d);

@@ -11,30 +11,31 @@ namespace hybla::cpu {
 template <class Sr, class TC, class TA, class TB>
 DenseMatrix<TC> spmm(const Matrix<TA>& a, const DenseMatrix<TB>& b) {
     const Index m = a.nrows(), w = b.ncols();
-    DenseMatrix<TC> c(m, w, TC{}, Context::cpu());
+    Array<TC> out(m * w);  // every entry is written below
+    TC* cd = out.data();
     const auto ac = a.col_indices().data();
     const auto av = a.values().data();
     Array<Offset> work(m + 1);
     parallel_for_each(m + 1, [&](Index i) { work[i] = (a.row_offsets()[i] + i) * w; }, 1 << 14);
     parallel_rows_by_work(work.data(), m, [&](Index i) {
-        TC* out = c.row(i);
+        TC* crow = cd + i * w;
         Offset p = a.row_begin(i);
         if (p == a.row_end(i)) {
-            for (Index x = 0; x < w; ++x) out[x] = Sr::template zero<TC>();
+            for (Index x = 0; x < w; ++x) crow[x] = Sr::template zero<TC>();
             return;
         }
         {  // the first term initialises the row: `any` has no true identity
             const TC s = TC(av[p]);
             const TB* brow = b.row(ac[p]);
-            for (Index x = 0; x < w; ++x) out[x] = Sr::template multiply<TC>(s, TC(brow[x]));
+            for (Index x = 0; x < w; ++x) crow[x] = Sr::template multiply<TC>(s, TC(brow[x]));
         }
         for (++p; p < a.row_end(i); ++p) {
             const TC s = TC(av[p]);
             const TB* brow = b.row(ac[p]);
-            for (Index x = 0; x < w; ++x) out[x] = Sr::template add<TC>(out[x], Sr::template multiply<TC>(s, TC(brow[x])));
+            for (Index x = 0; x < w; ++x) crow[x] = Sr::template add<TC>(crow[x], Sr::template multiply<TC>(s, TC(brow[x])));
         }
     });
-    return c;
+    return DenseMatrix<TC>::import_row_major(m, w, std::move(out));
 }
 
 // T(i,j) = ⊕_x A(i,x) ⊗ Bt(j,x) for every (i,j) where the mask is true (the pattern, or true values).

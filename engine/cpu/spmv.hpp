@@ -5,6 +5,8 @@
 #pragma once
 #include <type_traits>
 
+#include <tbb/parallel_reduce.h>
+
 #include "engine/cpu/accumulator.hpp"
 #include "engine/cpu/parallel.hpp"
 #include "engine/matrix.hpp"
@@ -40,15 +42,17 @@ Vector<TW> spmv_pull(const Matrix<TA>& m, const Vector<TU>& u, const std::uint8_
         out[i] = acc;
         bm[i] = found;
     };
-    // Work of a row: its entries plus a constant, so long runs of empty rows are split too.
-    if (n < 4096) {
-        for (Index i = 0; i < n; ++i) row(i);
-    } else {
-        Array<Offset> work(n + 1);
-        parallel_for_each(n + 1, [&](Index i) { work[i] = mo[i] + 4 * i; }, 1 << 14);
-        parallel_rows_by_work(work.data(), n, row);
-    }
-    return Vector<TW>::import_dense(n, std::move(out), std::move(bm));
+    // Rows split by their entries (row offsets are the work prefix), so a heavy row does not stall a thread.
+    if (n < 4096) for (Index i = 0; i < n; ++i) row(i);
+    else parallel_rows_by_work(mo, n, row);
+    const Index nvals = tbb::parallel_reduce(
+        tbb::blocked_range<Index>(0, n, 1 << 14), Index(0),
+        [&](const tbb::blocked_range<Index>& r, Index s) {
+            for (Index i = r.begin(); i != r.end(); ++i) s += bm[i];
+            return s;
+        },
+        [](Index x, Index y) { return x + y; });
+    return Vector<TW>::adopt(n, nvals, true, Array<Index>(), std::move(out), std::move(bm));
 }
 
 // out(j) = ⊕_{k ∈ u} N(k,j) ⊗ u(k) (Flip: u(k) ⊗ N(k,j)), u sparse; sequential, for small frontiers.
