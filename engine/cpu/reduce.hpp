@@ -24,7 +24,11 @@ Vector<TW> reduce_rows(const Matrix<TA>& a) {
         bm[i] = p < e;
         // Start from the first entry, not the identity: `any` has no true identity.
         TW acc = p < e ? TW(av[p++]) : Monoid::template identity<TW>();
-        for (; p < e && !Monoid::template is_terminal<TW>(acc); ++p) acc = op(acc, TW(av[p]));
+        // Combine, then test: the first entry alone is not a combined result (lor of {70, 3} is 1, not 70).
+        for (; p < e; ++p) {
+            acc = op(acc, TW(av[p]));
+            if (Monoid::template is_terminal<TW>(acc)) break;
+        }
         out[i] = acc;
     }, 1024);
     return Vector<TW>::import_dense(n, std::move(out), std::move(bm));
