@@ -690,6 +690,9 @@ void bench_graph(const Options& o, const Graph& g) {
 
 int main(int argc, char** argv) {
     Options o = parse(argc, argv);
+    // This benchmark is of the CPU backend (gpu_bench times the GPU): objects live on the CPU whatever
+    // HYBLA_BACKEND says.
+    hybla::set_default_context(hybla::Context::cpu());
     const int hw = int(std::thread::hardware_concurrency());
     const int threads = o.threads > 0 ? o.threads : std::max(1, hw);
     tbb::global_control gc(tbb::global_control::max_allowed_parallelism, std::size_t(threads));

@@ -1,5 +1,5 @@
-// Construction from tuples into a GPU context: on the GPU for the built-in duplicate operators, on the CPU
-// (then copied up) for a user's own.
+// Construction from tuples into a GPU context: on the GPU for the built-in duplicate operators and the
+// kernels' value types, on the CPU (then copied up) otherwise.
 #pragma once
 #include <span>
 
@@ -13,7 +13,7 @@ namespace hybla::cuda {
 template <class T, class Dup>
 Matrix<T> build_matrix(Index nrows, Index ncols, std::span<const Index> rows, std::span<const Index> cols,
                        std::span<const T> vals, Dup dup, bool dup_is_error, const Context& ctx) {
-    if constexpr (binary_code_of<Dup>::known)
+    if constexpr (binary_code_of<Dup>::known && is_value_type<T>::value)
         return build_coded<T>(nrows, ncols, rows, cols, vals, binary_code_of<Dup>::value, dup_is_error, ctx);
     else
         return cpu::build_matrix<T>(nrows, ncols, rows, cols, vals, dup, dup_is_error).to(ctx);

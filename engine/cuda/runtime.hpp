@@ -19,6 +19,13 @@ namespace hybla::cuda {
     X(float)                      \
     X(double)
 
+// Whether T is one of the value types the CUDA kernels are compiled for.
+template <class T> struct is_value_type { static constexpr bool value = false; };
+#define HYBLA_CUDA_IS_VALUE_TYPE(T) \
+    template <> struct is_value_type<T> { static constexpr bool value = true; };
+HYBLA_CUDA_VALUE_TYPES(HYBLA_CUDA_IS_VALUE_TYPE)
+#undef HYBLA_CUDA_IS_VALUE_TYPE
+
 int device_count();
 std::string device_name(int device);
 

@@ -1,0 +1,318 @@
+// Reductions with a monoid on the GPU: rows of a matrix to a dense vector, and a matrix or vector to a scalar.
+//
+// Partial results are (position of their first term, value) pairs, `none` when they hold no term, and two are
+// combined earlier-first. That keeps `any` (which has no true identity) equal to the CPU's choice, the first
+// term in storage order, and keeps every result independent of scheduling.
+//
+// reduce_rows: one warp per row of up to long_row entries (grid-stride over rows); longer rows are listed by
+// that kernel and reduced afterwards in chunks of `chunk` entries, one block per chunk, then one block per
+// long row over its chunks' partials, so that a row of 10^6 entries spreads over the GPU.
+// reduce_all: a fixed number of blocks over equal contiguous ranges, then one block over their partials.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "engine/cuda/backend.hpp"
+#include "engine/cuda/opcodes.hpp"
+#include "engine/cuda/structure/keys.cuh"
+#include "engine/matrix.hpp"
+#include "engine/vector.hpp"
+
+namespace hybla::cuda {
+
+namespace {
+
+using namespace keys;
+
+constexpr unsigned warp_size = 32;
+constexpr unsigned threads = 256;  // per block: 8 warps
+constexpr Offset long_row = 8192;
+constexpr Offset chunk = 8192;
+constexpr Offset max_parts = 1024;  // first-level blocks of reduce_all
+
+template <class T>
+struct Part {
+    Offset pos;  // position of the first term, `none` when empty
+    T val;
+};
+
+template <class T>
+HYBLA_HD inline Part<T> combine(MonoidOp op, Part<T> a, Part<T> b) {
+    if (a.pos == none) return b;
+    if (b.pos == none) return a;
+    if (b.pos < a.pos) {
+        Part<T> t = a;
+        a = b;
+        b = t;
+    }
+    return {a.pos, apply_monoid<T>(op, a.val, b.val)};
+}
+
+// __shfl_down_sync by bit pattern, so that every value type (bool and uint8 included) travels.
+template <class T>
+__device__ inline T shfl_down(T v, unsigned d) {
+    if constexpr (sizeof(T) == 8) {
+        unsigned long long b;
+        memcpy(&b, &v, 8);
+        b = __shfl_down_sync(0xffffffffu, b, d);
+        memcpy(&v, &b, 8);
+        return v;
+    } else if constexpr (sizeof(T) == 4) {
+        unsigned b;
+        memcpy(&b, &v, 4);
+        b = __shfl_down_sync(0xffffffffu, b, d);
+        memcpy(&v, &b, 4);
+        return v;
+    } else {
+        unsigned b = unsigned(v);
+        return T(__shfl_down_sync(0xffffffffu, b, d));
+    }
+}
+
+// Lane 0 gets the combination of the warp's parts (all 32 lanes must call).
+template <class T>
+__device__ inline Part<T> warp_combine(MonoidOp op, Part<T> x) {
+    for (unsigned d = warp_size / 2; d > 0; d /= 2) {
+        Part<T> o{shfl_down(x.pos, d), shfl_down(x.val, d)};
+        if ((threadIdx.x % warp_size) + d < warp_size) x = combine(op, x, o);
+    }
+    return x;
+}
+
+// Thread 0 gets the combination of the block's parts (all threads of the block must call; blockDim = threads).
+template <class T>
+__device__ inline Part<T> block_combine(MonoidOp op, Part<T> x) {
+    __shared__ Offset s_pos[threads / warp_size];
+    __shared__ T s_val[threads / warp_size];
+    const unsigned lane = threadIdx.x % warp_size, w = threadIdx.x / warp_size;
+    x = warp_combine(op, x);
+    __syncthreads();  // the shared slots may still be read by a previous call
+    if (lane == 0) {
+        s_pos[w] = x.pos;
+        s_val[w] = x.val;
+    }
+    __syncthreads();
+    if (w == 0) {
+        x = lane < threads / warp_size ? Part<T>{s_pos[lane], s_val[lane]} : Part<T>{none, T{}};
+        x = warp_combine(op, x);
+    }
+    return x;
+}
+
+struct OffsetPair {
+    Offset b, e;
+};
+
+// What one pass of reduce_ranges_kernel reads and writes (one kernel per type serves every pass).
+template <class T>
+struct RangePass {
+    Offset nranges = 0;
+    const OffsetPair* table = nullptr;  // the ranges; nullptr: [0, n) split into nranges equal ranges
+    Offset n = 0;
+    const Part<T>* parts_in = nullptr;   // the terms: earlier partials, or else values (where present)
+    const T* vals = nullptr;
+    const std::uint8_t* present = nullptr;
+    const Index* rows = nullptr;         // the results: out[rows[k]] (value only), or else parts_out[k]
+    T* out = nullptr;
+    Part<T>* parts_out = nullptr;
+};
+
+// One block per range.
+template <class T>
+__global__ void __launch_bounds__(threads) reduce_ranges_kernel(RangePass<T> a, MonoidOp op) {
+    for (Offset k = blockIdx.x; k < a.nranges; k += gridDim.x) {
+        // n * k fits easily: n < 2^54 for any array a GPU holds, and k < max_parts there.
+        const OffsetPair r = a.table ? a.table[k] : OffsetPair{a.n * k / a.nranges, a.n * (k + 1) / a.nranges};
+        Part<T> acc{none, T{}};
+        if (a.parts_in) {
+            for (Offset p = r.b + threadIdx.x; p < r.e; p += blockDim.x) acc = combine(op, acc, a.parts_in[p]);
+        } else {
+            for (Offset p = r.b + threadIdx.x; p < r.e; p += blockDim.x)
+                if (!a.present || a.present[p]) acc = combine(op, acc, Part<T>{p, a.vals[p]});
+        }
+        acc = block_combine(op, acc);
+        if (threadIdx.x == 0) {
+            if (a.rows) a.out[a.rows[k]] = acc.val;
+            else a.parts_out[k] = acc;
+        }
+    }
+}
+template <class T>
+void reduce_ranges(const RangePass<T>& pass, MonoidOp op, const Context& ctx) {
+    if (pass.nranges == 0) return;
+    unsigned blocks = unsigned(std::min<Offset>(pass.nranges, Offset(1) << 20));
+    reduce_ranges_kernel<T><<<blocks, threads, 0, stream_of(ctx)>>>(pass, op);
+    check_launch("reduce_ranges");
+}
+
+// Rows of at most long_row entries, one warp each; longer rows go to long_rows (their results come later).
+// counters[0] += non-empty rows (long ones included), counters[1] = number of long rows.
+template <class T>
+__global__ void __launch_bounds__(threads) reduce_rows_kernel(const Offset* off, const T* av, Index n, MonoidOp op,
+                                                              T* out, std::uint8_t* bm,
+                                                              unsigned long long* counters, Index* long_rows) {
+    __shared__ unsigned long long block_nonempty;
+    if (threadIdx.x == 0) block_nonempty = 0;
+    __syncthreads();
+    const unsigned lane = threadIdx.x % warp_size;
+    const Index warps = Index(gridDim.x) * (blockDim.x / warp_size);
+    unsigned long long nonempty = 0;  // counted by lane 0
+    const T identity = monoid_identity<T>(op);
+    for (Index i = Index(blockIdx.x) * (blockDim.x / warp_size) + threadIdx.x / warp_size; i < n; i += warps) {
+        const Offset b = off[i], e = off[i + 1];
+        if (e - b > long_row) {
+            if (lane == 0) {
+                long_rows[atomicAdd(&counters[1], 1ull)] = i;
+                bm[i] = 1;
+                ++nonempty;
+            }
+            continue;
+        }
+        if (op == MonoidOp::any) {  // the first entry, as on the CPU
+            if (lane == 0) {
+                out[i] = b < e ? av[b] : identity;
+                bm[i] = b < e;
+                nonempty += b < e;
+            }
+            continue;
+        }
+        // Each lane starts from its own first term; lanes hold increasing positions, so position = lane order.
+        Part<T> acc{none, T{}};
+        for (Offset p = b + lane; p < e; p += warp_size)
+            acc = acc.pos == none ? Part<T>{p, av[p]} : Part<T>{acc.pos, apply_monoid<T>(op, acc.val, av[p])};
+        acc = warp_combine(op, acc);
+        if (lane == 0) {
+            out[i] = acc.pos == none ? identity : acc.val;
+            bm[i] = acc.pos != none;
+            nonempty += acc.pos != none;
+        }
+    }
+    if (lane == 0 && nonempty) atomicAdd(&block_nonempty, nonempty);
+    __syncthreads();
+    if (threadIdx.x == 0 && block_nonempty) atomicAdd(&counters[0], block_nonempty);
+}
+
+template <class T>
+void copy_to_host(T* dst, const T* src, std::size_t n, const Context& ctx) {
+    if (n == 0) return;
+    check(cudaMemcpyAsync(dst, src, n * sizeof(T), cudaMemcpyDeviceToHost, stream_of(ctx)), "cudaMemcpyAsync (reduce)");
+    check(cudaStreamSynchronize(stream_of(ctx)), "cudaStreamSynchronize (reduce)");
+}
+
+// The chunks of the long rows (at most `chunk` entries each) and, per long row, its run of chunk partials.
+// Built on the host: there are at most nnz / long_row long rows.
+void long_row_tables(const Offset* off, const Index* long_rows, Offset nlong, Array<OffsetPair>& d_chunks,
+                     Array<OffsetPair>& d_runs, const Context& ctx) {
+    Array<OffsetPair> ext(nlong, ctx);
+    OffsetPair* ep = ext.data();
+    for_each(nlong, ctx, "reduce_rows (long rows)",
+             [=] __device__(std::uint64_t k) { ep[k] = OffsetPair{off[long_rows[k]], off[long_rows[k] + 1]}; });
+    std::vector<OffsetPair> h_ext(nlong);
+    copy_to_host(h_ext.data(), ep, nlong, ctx);
+    std::vector<OffsetPair> chunks, runs(nlong);
+    for (Offset k = 0; k < nlong; ++k) {
+        runs[k].b = chunks.size();
+        for (Offset b = h_ext[k].b; b < h_ext[k].e; b += chunk) chunks.push_back({b, std::min(b + chunk, h_ext[k].e)});
+        runs[k].e = chunks.size();
+    }
+    d_chunks = Array<OffsetPair>(std::span<const OffsetPair>(chunks)).to(ctx);
+    d_runs = Array<OffsetPair>(std::span<const OffsetPair>(runs)).to(ctx);
+}
+
+// ⊕ of vals[0, n) (entries with present[p] == 0 skipped when present is given); the identity when none.
+template <class T>
+T reduce_values(const T* vals, const std::uint8_t* present, Offset n, MonoidOp op, const Context& ctx) {
+    if (n == 0) return monoid_identity<T>(op);
+    const Offset nparts = std::min<Offset>(max_parts, (n + chunk - 1) / chunk);
+    Array<Part<T>> parts(nparts + 1, ctx);  // + the final result
+    Part<T>* pp = parts.data();
+    RangePass<T> first;
+    first.nranges = nparts;
+    first.n = n;
+    first.vals = vals;
+    first.present = present;
+    first.parts_out = pp;
+    reduce_ranges(first, op, ctx);
+    RangePass<T> last;
+    last.nranges = 1;
+    last.n = nparts;
+    last.parts_in = pp;
+    last.parts_out = pp + nparts;
+    reduce_ranges(last, op, ctx);
+    Part<T> r;
+    copy_to_host(&r, pp + nparts, 1, ctx);
+    return r.pos == none ? monoid_identity<T>(op) : r.val;
+}
+
+}  // namespace
+
+template <class T>
+Vector<T> reduce_rows(const Matrix<T>& a, MonoidOp op) {
+    const Context& ctx = a.context();
+    const Index n = a.nrows();
+    const Offset* off = a.row_offsets().data();
+    const T* av = a.values().data();
+    Array<T> out(n, ctx);
+    Array<std::uint8_t> bm(n, ctx);
+    if (n == 0) return Vector<T>::adopt(0, 0, true, Array<Index>(0, ctx), std::move(out), std::move(bm));
+
+    // At most nnz / (long_row + 1) rows are long.
+    const Offset max_long = a.nvals() / (long_row + 1) + 1;
+    Array<unsigned long long> counters(2, ctx);
+    check(cudaMemsetAsync(counters.data(), 0, 2 * sizeof(unsigned long long), stream_of(ctx)), "cudaMemsetAsync");
+    Array<Index> long_rows(max_long, ctx);
+    {
+        const Index blocks = std::min<Index>((n + threads / warp_size - 1) / (threads / warp_size), Index(1) << 20);
+        reduce_rows_kernel<T><<<unsigned(blocks), threads, 0, stream_of(ctx)>>>(
+            off, av, n, op, out.data(), bm.data(), counters.data(), long_rows.data());
+        check_launch("reduce_rows");
+    }
+    unsigned long long cnt[2];
+    copy_to_host(cnt, counters.data(), 2, ctx);
+    const Offset nlong = cnt[1];
+
+    if (nlong > 0) {
+        Array<OffsetPair> d_chunks, d_runs;
+        long_row_tables(off, long_rows.data(), nlong, d_chunks, d_runs, ctx);
+        Array<Part<T>> parts(d_chunks.size(), ctx);
+        RangePass<T> first;
+        first.nranges = d_chunks.size();
+        first.table = d_chunks.data();
+        first.vals = av;
+        first.parts_out = parts.data();
+        reduce_ranges(first, op, ctx);
+        RangePass<T> last;
+        last.nranges = nlong;
+        last.table = d_runs.data();
+        last.parts_in = parts.data();
+        last.rows = long_rows.data();
+        last.out = out.data();
+        reduce_ranges(last, op, ctx);
+    }
+    return Vector<T>::adopt(n, cnt[0], true, Array<Index>(0, ctx), std::move(out), std::move(bm));
+}
+
+template <class T>
+T reduce_all(const Matrix<T>& a, MonoidOp op) {
+    return reduce_values<T>(a.values().data(), nullptr, a.nvals(), op, a.context());
+}
+
+template <class T>
+T reduce_all(const Vector<T>& a, MonoidOp op) {
+    if (a.is_dense()) {
+        const std::uint8_t* present = a.bitmap().size() == a.size() ? a.bitmap().data() : nullptr;
+        return reduce_values<T>(a.values().data(), present, a.size(), op, a.context());
+    }
+    return reduce_values<T>(a.values().data(), nullptr, a.nvals(), op, a.context());
+}
+
+#define HYBLA_X(T)                                                  \
+    template Vector<T> reduce_rows<T>(const Matrix<T>&, MonoidOp);  \
+    template T reduce_all<T>(const Matrix<T>&, MonoidOp);           \
+    template T reduce_all<T>(const Vector<T>&, MonoidOp);
+HYBLA_CUDA_VALUE_TYPES(HYBLA_X)
+#undef HYBLA_X
+
+}  // namespace hybla::cuda
