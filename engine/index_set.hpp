@@ -33,11 +33,15 @@ public:
     Index resolve(Index dim, const char* what) const {
         switch (kind_) {
             case Kind::all: return dim;
-            case Kind::range:
-                if (range_.end > range_.begin && range_.end - 1 >= dim)
-                    throw InvalidIndex(std::string(what) + ": range end " + std::to_string(range_.end) +
+            case Kind::range: {
+                // Only the indices the range stands for must lie inside the dimension.
+                const Index n = range_.end > range_.begin ? (range_.end - range_.begin + range_.stride - 1) / range_.stride : 0;
+                if (n > 0 && range_.begin + (n - 1) * range_.stride >= dim)
+                    throw InvalidIndex(std::string(what) + ": range index " +
+                                       std::to_string(range_.begin + (n - 1) * range_.stride) +
                                        " is beyond the dimension " + std::to_string(dim));
-                return range_.end > range_.begin ? (range_.end - range_.begin + range_.stride - 1) / range_.stride : 0;
+                return n;
+            }
             case Kind::list:
                 for (std::size_t k = 0; k < list_.size(); ++k)
                     if (list_[k] >= dim)

@@ -53,6 +53,28 @@ public:
     using value_type = T;
 
     Matrix() : Matrix(0, 0) {}
+    Matrix(const Matrix&) = default;
+    Matrix& operator=(const Matrix&) = default;
+    // A moved-from matrix is left empty and 0 x 0, still valid.
+    Matrix(Matrix&& o) : Matrix(0, 0, o.ctx_) { swap(o); }
+    Matrix& operator=(Matrix&& o) {
+        if (this != &o) {
+            Matrix tmp(0, 0, o.ctx_);
+            tmp.swap(o);
+            swap(tmp);
+        }
+        return *this;
+    }
+    void swap(Matrix& o) noexcept {
+        std::swap(nrows_, o.nrows_);
+        std::swap(ncols_, o.ncols_);
+        std::swap(nvals_, o.nvals_);
+        std::swap(ctx_, o.ctx_);
+        std::swap(offsets_, o.offsets_);
+        std::swap(indices_, o.indices_);
+        std::swap(values_, o.values_);
+        std::swap(cache_, o.cache_);
+    }
     // An empty matrix in ctx (the default context unless given).
     Matrix(Index nrows, Index ncols, const Context& ctx = default_context()) : nrows_(nrows), ncols_(ncols), ctx_(ctx) {
         detail::check_dimension(nrows, "number of rows");

@@ -33,6 +33,28 @@ public:
         bitmap_ = Array<std::uint8_t>(0, ctx);
     }
 
+    Vector(const Vector&) = default;
+    Vector& operator=(const Vector&) = default;
+    // A moved-from vector is left empty, of size 0, still valid.
+    Vector(Vector&& o) : Vector(0, o.ctx_) { swap(o); }
+    Vector& operator=(Vector&& o) {
+        if (this != &o) {
+            Vector tmp(0, o.ctx_);
+            tmp.swap(o);
+            swap(tmp);
+        }
+        return *this;
+    }
+    void swap(Vector& o) noexcept {
+        std::swap(n_, o.n_);
+        std::swap(nvals_, o.nvals_);
+        std::swap(dense_, o.dense_);
+        std::swap(ctx_, o.ctx_);
+        std::swap(indices_, o.indices_);
+        std::swap(values_, o.values_);
+        std::swap(bitmap_, o.bitmap_);
+    }
+
     // A dense vector with every entry present and equal to value.
     static Vector full(Index n, T value, const Context& ctx = default_context()) {
         Vector v(n, ctx);

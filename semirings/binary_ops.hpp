@@ -45,7 +45,10 @@ struct div_op {
             if (b == T(0))
                 return a == T(0) ? T(0) : (a > T(0) ? std::numeric_limits<T>::max() : std::numeric_limits<T>::min());
             if constexpr (std::is_signed_v<T>)
-                if (b == T(-1)) return T(T(0) - a);  // avoids the trap of min / -1
+                if (b == T(-1)) {  // min / -1 traps, and -min overflows: negate modulo 2^bits instead
+                    using U = std::make_unsigned_t<T>;
+                    return T(U(U(0) - U(a)));
+                }
             return T(a / b);
         } else return a / b;
     }

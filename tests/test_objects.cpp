@@ -86,7 +86,7 @@ CsrArrays<int> csr_of(const ref::Dense<int>& d) {
 
 // ---------------------------------------------------------------------------------------------- Matrix
 
-TEST_CASE("Matrix::from_tuples combines duplicates in input order", "[objects][matrix]") {
+TEST_CASE("Matrix::from_tuples combines duplicates in input order", "[objects][matrix][cpu-only]") {
     for (std::uint64_t seed = 1; seed <= 8; ++seed) {
         ref::Gen g(seed);
         for (auto [m, n] : g.shapes()) {

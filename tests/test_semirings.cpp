@@ -320,7 +320,7 @@ TEST_CASE("integer division of the minimum by -1 is defined", "[semirings]") {
     CHECK(is_constant_expression<div_int64_min_by_minus_one>());
 }
 
-TEST_CASE("ops, monoids and semirings are constexpr", "[semirings]") {
+TEST_CASE("ops, monoids and semirings are constexpr", "[semirings][cpu-only]") {
     static_assert(plus_op{}(2, 3) == 5);
     static_assert(times_op{}(2.5, 2.0) == 5.0);
     static_assert(minus_op{}(true, true) == false);
@@ -381,7 +381,7 @@ ref::Dense<T> brute_mxm(const ref::Dense<T>& a, const ref::Dense<T>& b, Add add,
 }
 }  // namespace
 
-TEST_CASE("a user-defined semiring in mxm matches the brute-force product", "[semirings][mxm]") {
+TEST_CASE("a user-defined semiring in mxm matches the brute-force product", "[semirings][mxm][cpu-only]") {
     for (std::uint64_t seed = 1; seed <= 6; ++seed) {
         ref::Gen g(seed);
         for (auto [m, n] : g.shapes()) {

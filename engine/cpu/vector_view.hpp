@@ -19,8 +19,9 @@ Matrix<T> as_column(const Vector<T>& v) {
         Array<T> vals(offsets[n]);
         const auto vv = v.values();
         parallel_for_each(n, [&](Index i) { if (bm[i]) vals[offsets[i]] = vv[i]; }, 1 << 14);
-        return Matrix<T>::import_csr(n, 1, std::move(offsets), Array<ColIndex>(offsets[n], ColIndex(0)),
-                                     std::move(vals), false);
+        const Offset nvals = offsets[n];  // read before offsets is moved into the call
+        return Matrix<T>::import_csr(n, 1, std::move(offsets), Array<ColIndex>(nvals, ColIndex(0)), std::move(vals),
+                                     false);
     }
     std::fill(counts.begin(), counts.end(), Offset(0));
     for (Index k : v.indices()) counts[k] = 1;
