@@ -4,6 +4,8 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <span>
 #include <cstdint>
 #include <optional>
 #include <random>
@@ -57,6 +59,14 @@ Dense<T> to_dense(const hybla::DenseMatrix<T>& m) {
         for (Index j = 0; j < m.ncols(); ++j) d(i, j) = m(i, j);
     return d;
 }
+// Values as a contiguous array (std::vector<bool> has no data(), so the std::vector overloads of from_tuples
+// do not compile for bool; the span overloads do).
+template <class T>
+std::unique_ptr<T[]> contiguous(const std::vector<T>& v) {
+    std::unique_ptr<T[]> p(new T[v.size() + 1]);
+    std::copy(v.begin(), v.end(), p.get());
+    return p;
+}
 template <class T>
 hybla::Matrix<T> to_matrix(const Dense<T>& d) {
     std::vector<Index> r, c;
@@ -68,7 +78,9 @@ hybla::Matrix<T> to_matrix(const Dense<T>& d) {
                 c.push_back(j);
                 v.push_back(*d(i, j));
             }
-    return hybla::Matrix<T>::from_tuples(d.nrows, d.ncols, r, c, v);
+    auto buf = contiguous(v);
+    return hybla::Matrix<T>::from_tuples(d.nrows, d.ncols, std::span<const Index>(r), std::span<const Index>(c),
+                                         std::span<const T>(buf.get(), v.size()));
 }
 template <class T>
 hybla::Vector<T> to_vector(const Dense<T>& d) {
@@ -79,7 +91,8 @@ hybla::Vector<T> to_vector(const Dense<T>& d) {
             idx.push_back(i);
             v.push_back(*d(i, 0));
         }
-    return hybla::Vector<T>::from_tuples(d.nrows, idx, v);
+    auto buf = contiguous(v);
+    return hybla::Vector<T>::from_tuples(d.nrows, std::span<const Index>(idx), std::span<const T>(buf.get(), v.size()));
 }
 template <class T>
 Dense<T> transpose(const Dense<T>& d) {

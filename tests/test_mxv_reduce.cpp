@@ -1,0 +1,576 @@
+// mxv / vxm (pull over a dense view, push over a sparse frontier) and reduce (rows, columns, scalar) against
+// brute-force references; push and pull agree bit for bit; dimension errors; thread-count determinism.
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <tbb/global_control.h>
+
+#include "reference.hpp"
+
+using namespace hybla;
+using ref::Dense;
+using ref::Index;
+
+namespace {
+
+template <class T>
+constexpr double tol() {
+    return std::is_same_v<T, float> ? 1e-4 : 1e-9;
+}
+
+std::string describe(const Descriptor& d) {
+    std::ostringstream os;
+    os << "tA=" << d.transpose_a << " comp=" << d.mask_complement << " struct=" << d.mask_structure
+       << " replace=" << d.replace;
+    return os.str();
+}
+
+std::vector<Descriptor> mask_descriptors(bool ta) {
+    std::vector<Descriptor> out;
+    for (int bits = 0; bits < 8; ++bits) {
+        Descriptor d;
+        d.transpose_a = ta;
+        d.mask_complement = bits & 1;
+        d.mask_structure = bits & 2;
+        d.replace = bits & 4;
+        out.push_back(d);
+    }
+    return out;
+}
+
+// w(i) = ⊕_k A(i,k) ⊗ u(k) (mxv) or w(j) = ⊕_k u(k) ⊗ A(k,j) (vxm), terms in increasing k, in w's type;
+// A is op(A), vectors are n x 1.
+template <class Sr, class TW, class TA, class TU>
+Dense<TW> ref_mxv(const Dense<TA>& a, const Dense<TU>& u) {
+    Dense<TW> w(a.nrows, 1);
+    for (Index i = 0; i < a.nrows; ++i) {
+        std::optional<TW> acc;
+        for (Index k = 0; k < a.ncols; ++k)
+            if (a(i, k) && u(k, 0)) {
+                TW t = Sr::template multiply<TW>(TW(*a(i, k)), TW(*u(k, 0)));
+                acc = acc ? Sr::template add<TW>(*acc, t) : t;
+            }
+        w(i, 0) = acc;
+    }
+    return w;
+}
+template <class Sr, class TW, class TA, class TU>
+Dense<TW> ref_vxm(const Dense<TU>& u, const Dense<TA>& a) {
+    Dense<TW> w(a.ncols, 1);
+    for (Index j = 0; j < a.ncols; ++j) {
+        std::optional<TW> acc;
+        for (Index k = 0; k < a.nrows; ++k)
+            if (a(k, j) && u(k, 0)) {
+                TW t = Sr::template multiply<TW>(TW(*u(k, 0)), TW(*a(k, j)));
+                acc = acc ? Sr::template add<TW>(*acc, t) : t;
+            }
+        w(j, 0) = acc;
+    }
+    return w;
+}
+
+template <class T>
+Vector<T> stored(const Dense<T>& d, bool dense) {
+    Vector<T> v = ref::to_vector(d);
+    if (dense) v.to_dense();
+    else v.to_sparse();
+    return v;
+}
+
+constexpr double densities[] = {0.0, 0.05, 0.2, 0.5};
+constexpr double vector_densities[] = {0.0, 0.1, 0.4, 1.0};
+
+// w<m> accum= op(A) ⊕.⊗ u and wᵀ<mᵀ> accum= uᵀ ⊕.⊗ op(A) over every shape class, transpose, vector storage
+// (sparse and dense for u, the mask and w), mask descriptor, with and without a cached transpose of A.
+template <class Sr, class T, class Accum = NoAccum, class MT = T>
+void check_mxv_random(std::uint64_t seed, Accum accum = {}) {
+    ref::Gen g(seed);
+    for (auto [m, n] : g.shapes())
+        for (int rep = 0; rep < 2; ++rep) {
+            const double da = densities[g.uniform(0, 3)];
+            const Dense<T> a0 = g.template matrix<T>(m, n, da, g.uniform(0, 1));  // op(A)
+            for (int flip = 0; flip < 2; ++flip) {
+                // mxv: u has n entries, w m; vxm: u has m, w n.
+                const Index nu = flip ? m : n, nw = flip ? n : m;
+                const double du = vector_densities[g.uniform(0, 3)], dm = vector_densities[g.uniform(0, 3)];
+                const Dense<T> u0 = g.template vector<T>(nu, du);
+                const Dense<T> w0 = g.template vector<T>(nw, 0.3);
+                const Dense<MT> m0 = g.template vector<MT>(nw, dm);
+                const Dense<T> t = flip ? ref_vxm<Sr, T>(u0, a0) : ref_mxv<Sr, T>(a0, u0);
+                for (int ta = 0; ta < 2; ++ta)
+                    for (int cached = 0; cached < 2; ++cached)
+                        for (int storage = 0; storage < 2; ++storage) {
+                            const Matrix<T> a = ref::to_matrix(ta ? ref::transpose(a0) : a0);
+                            if (cached) (void)a.transposed();
+                            const Vector<T> u = stored(u0, storage & 1);
+                            const Vector<MT> mask = stored(m0, !(storage & 1));
+                            INFO("seed " << seed << (flip ? " vxm" : " mxv") << ", op(A) " << m << "x" << n
+                                         << " density " << da << ", u density " << du << (storage ? " dense" : " sparse")
+                                         << ", mask density " << dm << ", cached transpose " << cached);
+                            auto call = [&](Vector<T>& w, const auto& msk, const Descriptor& d) {
+                                if (flip) vxm(w, msk, accum, Sr{}, u, a, d);
+                                else mxv(w, msk, accum, Sr{}, a, u, d);
+                            };
+                            {
+                                Descriptor d;
+                                d.transpose_a = ta;
+                                INFO("no mask, " << describe(d));
+                                Vector<T> w = stored(w0, storage);
+                                call(w, no_mask, d);
+                                REF_REQUIRE_SAME(ref::to_dense(w),
+                                                 ref::write_back(w0, t, (const Dense<MT>*)nullptr, accum, d), tol<T>());
+                            }
+                            for (const Descriptor& d : mask_descriptors(ta)) {
+                                INFO("mask, " << describe(d));
+                                Vector<T> w = stored(w0, !storage);
+                                call(w, mask, d);
+                                REF_REQUIRE_SAME(ref::to_dense(w), ref::write_back(w0, t, &m0, accum, d), tol<T>());
+                            }
+                        }
+            }
+        }
+}
+
+}  // namespace
+
+TEST_CASE("mxv and vxm plus_times against the reference", "[mxv]") {
+    for (std::uint64_t seed : {1, 2, 3}) {
+        check_mxv_random<plus_times, double>(seed);
+        check_mxv_random<plus_times, double>(seed + 10, plus_op{});
+        check_mxv_random<plus_times, float>(seed + 20);
+    }
+}
+
+TEST_CASE("mxv and vxm min_plus against the reference", "[mxv]") {
+    for (std::uint64_t seed : {4, 5, 6}) {
+        check_mxv_random<min_plus, std::int64_t>(seed);
+        check_mxv_random<min_plus, std::int64_t>(seed + 10, min_op{});
+    }
+}
+
+TEST_CASE("mxv and vxm lor_land, any_pair, plus_second against the reference", "[mxv]") {
+    for (std::uint64_t seed : {7, 8, 9}) {
+        check_mxv_random<lor_land, bool>(seed);
+        check_mxv_random<any_pair, std::int64_t, NoAccum, bool>(seed + 10);  // any_pair: all terms are 1
+        check_mxv_random<plus_second, std::int64_t>(seed + 20);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Push (scatter a sparse frontier) and pull (dot products over a dense view) give identical results.
+
+namespace {
+
+// A random matrix with real values (sums that depend on their order) given as tuples.
+Matrix<double> random_real_matrix(ref::Gen& g, Index m, Index n, double density) {
+    std::vector<Index> r, c;
+    std::vector<double> v;
+    for (Index i = 0; i < m; ++i)
+        for (Index j = 0; j < n; ++j)
+            if (g.real() < density) {
+                r.push_back(i);
+                c.push_back(j);
+                v.push_back(g.real() * 2 - 0.6);
+            }
+    return Matrix<double>::from_tuples(m, n, r, c, v);
+}
+Vector<double> random_real_vector(ref::Gen& g, Index n, Index nvals) {
+    std::map<Index, double> e;
+    while (e.size() < std::min(nvals, n)) e.emplace(g.uniform(0, n - 1), g.real() * 3 - 1);
+    std::vector<Index> idx;
+    std::vector<double> v;
+    for (auto [i, x] : e) {
+        idx.push_back(i);
+        v.push_back(x);
+    }
+    return Vector<double>::from_tuples(n, idx, v);
+}
+bool identical(const Vector<double>& x, const Vector<double>& y) {
+    std::vector<Index> ix, iy;
+    std::vector<double> vx, vy;
+    x.extract_tuples(ix, vx);
+    y.extract_tuples(iy, vy);
+    return x.size() == y.size() && ix == iy && vx == vy;
+}
+// The same matrix without a cached transpose.
+Matrix<double> fresh(const Matrix<double>& a) {
+    std::vector<Index> r, c;
+    std::vector<double> v;
+    a.extract_tuples(r, c, v);
+    return Matrix<double>::from_tuples(a.nrows(), a.ncols(), r, c, v);
+}
+
+}  // namespace
+
+TEST_CASE("mxv and vxm: push over a small frontier equals pull and the reference", "[mxv][push]") {
+    ref::Gen g(21);
+    const Index m = 1500, n = 1100;
+    const Matrix<double> a = random_real_matrix(g, m, n, 0.006);
+    (void)a.transposed();  // the cached transpose lets mxv push
+    const Matrix<double> a_plain = fresh(a);
+    REQUIRE(!a_plain.has_cached_transpose());
+    const Dense<double> ad = ref::to_dense(a);
+    for (Index nvals : {Index(0), Index(1), Index(2), Index(5)}) {
+        for (int flip = 0; flip < 2; ++flip)
+            for (int ta = 0; ta < 2; ++ta) {
+                // op(A) is m x n (ta = 0) or n x m (ta = 1); u goes with its columns (mxv) or rows (vxm).
+                const Index rows = ta ? n : m, cols = ta ? m : n;
+                const Index nu = flip ? rows : cols, nw = flip ? cols : rows;
+                const Vector<double> u = random_real_vector(g, nu, nvals);
+                Vector<double> ud = u;
+                ud.to_dense();
+                const Dense<double> opa = ta ? ref::transpose(ad) : ad;
+                const Dense<double> t =
+                    flip ? ref_vxm<plus_times, double>(ref::to_dense(u), opa) : ref_mxv<plus_times, double>(opa, ref::to_dense(u));
+                const Dense<double> w0 = ref::to_dense(random_real_vector(g, nw, nw / 3));
+                const Dense<double> m0 = ref::to_dense(random_real_vector(g, nw, nw / 2));
+                const Vector<double> mask = ref::to_vector(m0);
+                Descriptor d;
+                d.transpose_a = ta;
+                INFO("frontier of " << nvals << (flip ? ", vxm" : ", mxv") << ", tA=" << ta);
+                auto call = [&](Vector<double>& w, const Matrix<double>& mat, const Vector<double>& x, auto msk,
+                                auto acc, const Descriptor& dd) {
+                    if (flip) vxm(w, msk, acc, plus_times{}, x, mat, dd);
+                    else mxv(w, msk, acc, plus_times{}, mat, x, dd);
+                };
+                // Sparse u (push where a scatter form exists), dense u (always pull), and a matrix without a
+                // cached transpose (pull where the scatter form would be the transpose).
+                Vector<double> w_push(nw), w_pull(nw), w_plain(nw);
+                call(w_push, a, u, no_mask, no_accum, d);
+                call(w_pull, a, ud, no_mask, no_accum, d);
+                call(w_plain, a_plain, u, no_mask, no_accum, d);
+                REF_REQUIRE_SAME(ref::to_dense(w_push), t);
+                REQUIRE(identical(w_push, w_pull));
+                REQUIRE(identical(w_push, w_plain));
+                // With a mask (complemented and not) and an accumulator.
+                for (const Descriptor& dm : mask_descriptors(ta)) {
+                    INFO(describe(dm));
+                    Vector<double> x = ref::to_vector(w0), y = ref::to_vector(w0);
+                    call(x, a, u, mask, plus_op{}, dm);
+                    call(y, a, ud, mask, plus_op{}, dm);
+                    REF_REQUIRE_SAME(ref::to_dense(x), ref::write_back(w0, t, &m0, plus_op{}, dm));
+                    REQUIRE(identical(x, y));
+                }
+            }
+    }
+}
+
+TEST_CASE("mxv push with min_plus, lor_land, any_pair and plus_second equals pull", "[mxv][push]") {
+    ref::Gen g(22);
+    const Index m = 900, n = 1300;
+    const Dense<std::int64_t> a0 = g.matrix<std::int64_t>(m, n, 0.005);
+    const Dense<bool> b0 = g.matrix<bool>(m, n, 0.005);
+    const Matrix<std::int64_t> a = ref::to_matrix(a0);
+    const Matrix<bool> b = ref::to_matrix(b0);
+    (void)a.transposed();
+    (void)b.transposed();
+    for (std::uint64_t rep = 0; rep < 6; ++rep) {
+        const Dense<std::int64_t> u0 = g.vector<std::int64_t>(n, 0.002 * double(rep));
+        const Dense<std::int64_t> v0 = g.vector<std::int64_t>(m, 0.002 * double(rep));
+        const Dense<bool> ub0 = g.vector<bool>(n, 0.002 * double(rep));
+        const Dense<bool> vb0 = g.vector<bool>(m, 0.002 * double(rep));
+        INFO("rep " << rep << ", frontier " << u0.nvals());
+        auto both = [&](auto sr, const auto& mat, const auto& mat0, const auto& x0, const auto& y0) {
+            using S = decltype(sr);
+            using V = typename std::decay_t<decltype(mat)>::value_type;
+            for (int dense = 0; dense < 2; ++dense) {
+                Vector<V> w(mat.nrows()), z(mat.ncols());
+                mxv(w, no_mask, no_accum, S{}, mat, stored(x0, dense));  // x0: n entries
+                vxm(z, no_mask, no_accum, S{}, stored(y0, dense), mat);  // y0: m entries
+                REF_REQUIRE_SAME(ref::to_dense(w), (ref_mxv<S, V>(mat0, x0)));
+                REF_REQUIRE_SAME(ref::to_dense(z), (ref_vxm<S, V>(y0, mat0)));
+            }
+        };
+        both(min_plus{}, a, a0, u0, v0);
+        both(plus_second{}, a, a0, u0, v0);
+        both(any_pair{}, a, a0, u0, v0);
+        both(lor_land{}, b, b0, ub0, vb0);
+    }
+}
+
+TEST_CASE("mxv does not push through a transpose cached before the matrix changed", "[mxv][push]") {
+    Matrix<double> a(50, 40);
+    for (Index i = 0; i < 50; ++i) a.set(i, (i * 7) % 40, double(i + 1));
+    (void)a.transposed();
+    a.set(3, 5, 100.0);  // drops the cached transpose
+    a.remove(10, (10 * 7) % 40);
+    Vector<double> u(40);
+    u.set(5, 2.0);
+    u.set(30, 1.0);
+    u.to_sparse();
+    Vector<double> w(50);
+    mxv(w, no_mask, no_accum, plus_times{}, a, u);
+    REF_REQUIRE_SAME(ref::to_dense(w), (ref_mxv<plus_times, double>(ref::to_dense(a), ref::to_dense(u))));
+    REQUIRE(w.get(3) == 200.0);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// reduce
+
+namespace {
+
+// w(i) = ⊕ of row i of op(A) in increasing column order; present iff the row has entries.
+template <class Monoid, class TW, class TA>
+Dense<TW> ref_reduce_rows(const Dense<TA>& a) {
+    Dense<TW> w(a.nrows, 1);
+    for (Index i = 0; i < a.nrows; ++i) {
+        std::optional<TW> acc;
+        for (Index j = 0; j < a.ncols; ++j)
+            if (a(i, j)) acc = acc ? Monoid{}(*acc, TW(*a(i, j))) : TW(*a(i, j));
+        w(i, 0) = acc;
+    }
+    return w;
+}
+template <class Monoid, class T>
+T ref_reduce_all(const Dense<T>& a) {
+    T acc = Monoid::template identity<T>();
+    for (auto& x : a.a)
+        if (x) acc = Monoid{}(acc, *x);
+    return acc;
+}
+
+template <class Monoid, class T, class Accum = NoAccum, class MT = T>
+void check_reduce_random(std::uint64_t seed, Accum accum = {}) {
+    constexpr bool has_accum = !std::is_same_v<Accum, NoAccum>;
+    ref::Gen g(seed);
+    for (auto [m, n] : g.shapes())
+        for (double da : densities) {
+            Dense<T> a0 = g.template matrix<T>(m, n, da, true);
+            if constexpr (std::is_same_v<Monoid, times_monoid>) {
+                // Factors whose products neither overflow nor round: mostly ±1, a few 2s, rare zeros.
+                for (auto& x : a0.a)
+                    if (x) {
+                        const Index r = g.uniform(0, 59);
+                        x = r == 0 ? T(0) : r <= 2 ? T(2) : r % 2 ? T(1) : T(-1);
+                    }
+            }
+            const Matrix<T> a = ref::to_matrix(a0);
+            // Scalar: matrix, and the matrix's rows flattened into a vector (sparse and dense storage).
+            {
+                const T want = ref_reduce_all<Monoid>(a0);
+                INFO("seed " << seed << ", " << m << "x" << n << " density " << da);
+                REQUIRE(ref::close(reduce(Monoid{}, a), want, tol<T>()));
+                Dense<T> flat(m * n, 1);
+                flat.a = a0.a;
+                for (int dense = 0; dense < 2; ++dense) {
+                    Vector<T> v = ref::to_vector(flat);
+                    if (dense) v.to_dense();
+                    REQUIRE(ref::close(reduce(Monoid{}, v), want, tol<T>()));
+                    T s = g.template value<T>();
+                    const T s0 = s;
+                    reduce(s, accum, Monoid{}, v);
+                    if constexpr (has_accum) REQUIRE(ref::close(s, T(accum(s0, want)), tol<T>()));
+                    else REQUIRE(ref::close(s, want, tol<T>()));
+                }
+            }
+            // Rows and columns.
+            for (int ta = 0; ta < 2; ++ta) {
+                const Dense<T> opa = ta ? ref::transpose(a0) : a0;
+                const Dense<T> t = ref_reduce_rows<Monoid, T>(opa);
+                const Dense<T> w0 = g.template vector<T>(opa.nrows, 0.4);
+                const Dense<MT> m0 = g.template vector<MT>(opa.nrows, vector_densities[g.uniform(0, 3)]);
+                const Vector<MT> mask = ref::to_vector(m0);
+                INFO("seed " << seed << ", " << m << "x" << n << " density " << da << ", tA=" << ta);
+                {
+                    Descriptor d;
+                    d.transpose_a = ta;
+                    Vector<T> w = ref::to_vector(w0);
+                    reduce(w, no_mask, accum, Monoid{}, a, d);
+                    REF_REQUIRE_SAME(ref::to_dense(w), ref::write_back(w0, t, (const Dense<MT>*)nullptr, accum, d),
+                                     tol<T>());
+                }
+                for (const Descriptor& d : mask_descriptors(ta)) {
+                    INFO(describe(d));
+                    Vector<T> w = ref::to_vector(w0);
+                    reduce(w, mask, accum, Monoid{}, a, d);
+                    REF_REQUIRE_SAME(ref::to_dense(w), ref::write_back(w0, t, &m0, accum, d), tol<T>());
+                }
+            }
+        }
+}
+
+}  // namespace
+
+TEST_CASE("reduce with plus, times, min, max against the reference", "[reduce]") {
+    for (std::uint64_t seed : {31, 32}) {
+        check_reduce_random<plus_monoid, double>(seed);
+        check_reduce_random<plus_monoid, std::int64_t>(seed + 10, plus_op{});
+        check_reduce_random<plus_monoid, float>(seed + 20);
+        check_reduce_random<times_monoid, std::int64_t>(seed + 30);  // 0 is terminal
+        check_reduce_random<times_monoid, double>(seed + 40);
+        check_reduce_random<min_monoid, double>(seed + 50, min_op{});
+        check_reduce_random<min_monoid, std::int32_t>(seed + 60);
+        check_reduce_random<max_monoid, std::int64_t, NoAccum, bool>(seed + 70);
+        check_reduce_random<max_monoid, double>(seed + 80, second_op{});
+    }
+}
+
+TEST_CASE("reduce with lor and land on bool against the reference", "[reduce]") {
+    for (std::uint64_t seed : {41, 42, 43}) {
+        check_reduce_random<lor_monoid, bool>(seed);
+        check_reduce_random<land_monoid, bool>(seed + 10);
+    }
+}
+
+TEST_CASE("reduce of empty objects gives the monoid's identity", "[reduce]") {
+    const Matrix<double> e00(0, 0), e35(3, 5);
+    const Vector<double> v0(0), v7(7);
+    const double inf = std::numeric_limits<double>::infinity();
+    CHECK(reduce(plus_monoid{}, e00) == 0.0);
+    CHECK(reduce(times_monoid{}, e35) == 1.0);
+    CHECK(reduce(min_monoid{}, e35) == inf);
+    CHECK(reduce(max_monoid{}, e00) == -inf);
+    CHECK(reduce(plus_monoid{}, v0) == 0.0);
+    CHECK(reduce(min_monoid{}, v7) == inf);
+    CHECK(reduce(min_monoid{}, Matrix<std::int64_t>(4, 4)) == std::numeric_limits<std::int64_t>::max());
+    CHECK(reduce(max_monoid{}, Matrix<std::int64_t>(4, 4)) == std::numeric_limits<std::int64_t>::lowest());
+    CHECK(reduce(lor_monoid{}, Matrix<bool>(2, 2)) == false);
+    CHECK(reduce(land_monoid{}, Matrix<bool>(2, 2)) == true);
+    Vector<double> dense7 = v7;
+    dense7.to_dense();
+    CHECK(reduce(times_monoid{}, dense7) == 1.0);
+    // Rows of an empty matrix: no entries at all (not the identity), so w keeps its entries where accumulating.
+    Vector<double> w(3);
+    w.set(1, 4.0);
+    reduce(w, no_mask, plus_op{}, plus_monoid{}, e35);
+    CHECK(w.nvals() == 1);
+    CHECK(w.get(1) == 4.0);
+    reduce(w, no_mask, no_accum, plus_monoid{}, e35);
+    CHECK(w.nvals() == 0);
+    double s = 2.5;
+    reduce(s, plus_op{}, plus_monoid{}, e35);
+    CHECK(s == 2.5);
+    reduce(s, no_accum, min_monoid{}, e35);
+    CHECK(s == inf);
+}
+
+TEST_CASE("reduce with the any monoid gives one of the entries", "[reduce][any]") {
+    // Values are all non-zero, so the monoid's identity (0) is never a correct answer for a non-empty row.
+    ref::Gen g(51);
+    for (auto [m, n] : g.shapes()) {
+        Dense<std::int64_t> a0 = g.matrix<std::int64_t>(m, n, 0.3, true);
+        for (auto& x : a0.a)
+            if (x) x = 100 + std::int64_t(g.uniform(0, 50));
+        const Matrix<std::int64_t> a = ref::to_matrix(a0);
+        INFO(m << "x" << n);
+        for (int ta = 0; ta < 2; ++ta) {
+            const Dense<std::int64_t> opa = ta ? ref::transpose(a0) : a0;
+            Vector<std::int64_t> w(opa.nrows);
+            reduce(w, no_mask, no_accum, any_monoid{}, a, Descriptor{.transpose_a = bool(ta)});
+            for (Index i = 0; i < opa.nrows; ++i) {
+                std::set<std::int64_t> row;
+                for (Index j = 0; j < opa.ncols; ++j)
+                    if (opa(i, j)) row.insert(*opa(i, j));
+                INFO("row " << i << " of op(A), tA=" << ta);
+                REQUIRE(w.contains(i) == !row.empty());
+                if (w.contains(i)) REQUIRE(row.count(*w.get(i)) == 1);
+            }
+        }
+        if (a0.nvals() > 0) {
+            std::set<std::int64_t> all;
+            for (auto& x : a0.a)
+                if (x) all.insert(*x);
+            CHECK(all.count(reduce(any_monoid{}, a)) == 1);
+            Dense<std::int64_t> flat(m * n, 1);
+            flat.a = a0.a;
+            Vector<std::int64_t> v = ref::to_vector(flat);
+            CHECK(all.count(reduce(any_monoid{}, v)) == 1);
+            v.to_dense();
+            CHECK(all.count(reduce(any_monoid{}, v)) == 1);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Dimension errors.
+
+TEST_CASE("mxv, vxm and reduce dimension mismatches throw DimensionMismatch naming the sizes", "[mxv][reduce][errors]") {
+    using Catch::Matchers::Contains;
+    const Matrix<double> a(3, 4);
+    Vector<double> u4(4), u3(3), u5(5), w3(3), w4(4), w2(2), m2(2);
+    REQUIRE_THROWS_AS(mxv(w3, no_mask, no_accum, plus_times{}, a, u5), DimensionMismatch);
+    REQUIRE_THROWS_WITH(mxv(w3, no_mask, no_accum, plus_times{}, a, u5), Contains("3x4") && Contains("5"));
+    REQUIRE_THROWS_AS(mxv(w2, no_mask, no_accum, plus_times{}, a, u4), DimensionMismatch);
+    REQUIRE_THROWS_WITH(mxv(w2, no_mask, no_accum, plus_times{}, a, u4), Contains("2") && Contains("3"));
+    REQUIRE_THROWS_AS(mxv(w3, m2, no_accum, plus_times{}, a, u4), DimensionMismatch);
+    REQUIRE_THROWS_WITH(mxv(w3, m2, no_accum, plus_times{}, a, u4), Contains("mask has size 2"));
+    REQUIRE_THROWS_AS(mxv(w3, no_mask, no_accum, plus_times{}, a, u4, Descriptor{.transpose_a = true}),
+                      DimensionMismatch);
+    REQUIRE_THROWS_WITH(mxv(w3, no_mask, no_accum, plus_times{}, a, u4, Descriptor{.transpose_a = true}),
+                        Contains("4x3"));
+    REQUIRE_NOTHROW(mxv(w4, no_mask, no_accum, plus_times{}, a, u3, Descriptor{.transpose_a = true}));
+    REQUIRE_NOTHROW(mxv(w3, no_mask, no_accum, plus_times{}, a, u4));
+
+    REQUIRE_THROWS_AS(vxm(w4, no_mask, no_accum, plus_times{}, u4, a), DimensionMismatch);
+    REQUIRE_THROWS_WITH(vxm(w4, no_mask, no_accum, plus_times{}, u4, a), Contains("3x4") && Contains("4"));
+    REQUIRE_THROWS_AS(vxm(w3, no_mask, no_accum, plus_times{}, u3, a), DimensionMismatch);
+    REQUIRE_THROWS_AS(vxm(w4, m2, no_accum, plus_times{}, u3, a), DimensionMismatch);
+    REQUIRE_THROWS_WITH(vxm(w4, m2, no_accum, plus_times{}, u3, a), Contains("mask has size 2"));
+    REQUIRE_NOTHROW(vxm(w4, no_mask, no_accum, plus_times{}, u3, a));
+    REQUIRE_NOTHROW(vxm(w3, no_mask, no_accum, plus_times{}, u4, a, Descriptor{.transpose_a = true}));
+
+    REQUIRE_THROWS_AS(reduce(w4, no_mask, no_accum, plus_monoid{}, a), DimensionMismatch);
+    REQUIRE_THROWS_WITH(reduce(w4, no_mask, no_accum, plus_monoid{}, a), Contains("4") && Contains("3"));
+    REQUIRE_THROWS_AS(reduce(w3, no_mask, no_accum, plus_monoid{}, a, Descriptor{.transpose_a = true}),
+                      DimensionMismatch);
+    REQUIRE_THROWS_AS(reduce(w3, m2, no_accum, plus_monoid{}, a), DimensionMismatch);
+    REQUIRE_THROWS_WITH(reduce(w3, m2, no_accum, plus_monoid{}, a), Contains("mask has size 2"));
+    REQUIRE_NOTHROW(reduce(w4, no_mask, no_accum, plus_monoid{}, a, Descriptor{.transpose_a = true}));
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Determinism across thread counts.
+
+TEST_CASE("mxv, vxm and reduce give bit-identical results with one thread and with all threads",
+          "[mxv][reduce][determinism]") {
+    ref::Gen g(61);
+    const Index m = 60000, n = 50000;
+    std::vector<Index> r, c;
+    std::vector<double> v;
+    for (Index i = 0; i < m; ++i) {
+        Index d = g.uniform(0, 15) == 0 ? 200 : g.uniform(0, 8);
+        for (Index x = 0; x < d; ++x) {
+            r.push_back(i);
+            c.push_back(g.uniform(0, n - 1));
+            v.push_back(g.real() - 0.3);
+        }
+    }
+    const Matrix<double> a = Matrix<double>::from_tuples(m, n, r, c, v);
+    const Vector<double> ud = random_real_vector(g, n, n / 2);
+    const Vector<double> vd = random_real_vector(g, m, m / 2);
+    const Vector<double> frontier = random_real_vector(g, m, 20);
+    auto run = [&] {
+        std::vector<Vector<double>> out(5);
+        out[0] = Vector<double>(m);
+        mxv(out[0], no_mask, no_accum, plus_times{}, a, ud);
+        out[1] = Vector<double>(n);
+        vxm(out[1], no_mask, no_accum, plus_times{}, vd, a);
+        out[2] = Vector<double>(n);
+        vxm(out[2], no_mask, no_accum, plus_times{}, frontier, a);  // push
+        out[3] = Vector<double>(m);
+        reduce(out[3], no_mask, no_accum, plus_monoid{}, a);
+        out[4] = Vector<double>(n);
+        reduce(out[4], no_mask, no_accum, plus_monoid{}, a, Descriptor{.transpose_a = true});
+        std::vector<double> scalars{reduce(plus_monoid{}, a), reduce(plus_monoid{}, ud), reduce(plus_monoid{}, vd)};
+        Vector<double> dense = ud;
+        dense.to_dense();
+        scalars.push_back(reduce(plus_monoid{}, dense));
+        return std::make_pair(out, scalars);
+    };
+    decltype(run()) one;
+    {
+        tbb::global_control gc(tbb::global_control::max_allowed_parallelism, 1);
+        one = run();
+    }
+    const auto all = run();
+    for (std::size_t x = 0; x < one.first.size(); ++x) {
+        INFO("vector result " << x);
+        REQUIRE(one.first[x].nvals() > 0);
+        REQUIRE(identical(one.first[x], all.first[x]));
+    }
+    for (std::size_t x = 0; x < one.second.size(); ++x) {
+        INFO("scalar result " << x);
+        REQUIRE(one.second[x] == all.second[x]);
+    }
+}
