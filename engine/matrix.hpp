@@ -97,8 +97,14 @@ public:
     static Matrix from_tuples(Index nrows, Index ncols, const std::vector<Index>& rows,
                               const std::vector<Index>& cols, const std::vector<T>& vals, Dup dup = {},
                               const Context& ctx = default_context()) {
-        return from_tuples(nrows, ncols, std::span<const Index>(rows), std::span<const Index>(cols),
-                           std::span<const T>(vals.data(), vals.size()), dup, ctx);
+        if constexpr (std::is_same_v<T, bool>) {  // std::vector<bool> has no data()
+            Array<bool> buf(vals.size());
+            std::copy(vals.begin(), vals.end(), buf.begin());
+            return from_tuples(nrows, ncols, std::span<const Index>(rows), std::span<const Index>(cols), buf.span(), dup, ctx);
+        } else {
+            return from_tuples(nrows, ncols, std::span<const Index>(rows), std::span<const Index>(cols),
+                               std::span<const T>(vals.data(), vals.size()), dup, ctx);
+        }
     }
     // Replaces the contents with the given tuples (dimensions unchanged).
     template <class Dup = plus_op>

@@ -74,7 +74,13 @@ public:
     template <class Dup = plus_op>
     static Vector from_tuples(Index n, const std::vector<Index>& idx, const std::vector<T>& vals, Dup dup = {},
                               const Context& ctx = default_context()) {
-        return from_tuples(n, std::span<const Index>(idx), std::span<const T>(vals.data(), vals.size()), dup, ctx);
+        if constexpr (std::is_same_v<T, bool>) {  // std::vector<bool> has no data()
+            Array<bool> buf(vals.size());
+            std::copy(vals.begin(), vals.end(), buf.begin());
+            return from_tuples(n, std::span<const Index>(idx), buf.span(), dup, ctx);
+        } else {
+            return from_tuples(n, std::span<const Index>(idx), std::span<const T>(vals.data(), vals.size()), dup, ctx);
+        }
     }
     template <class Dup = plus_op>
     void build(std::span<const Index> idx, std::span<const T> vals, Dup dup = {}) {
