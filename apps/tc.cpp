@@ -1,71 +1,117 @@
-// tc GRAPH: counts the triangles of a graph (Matrix Market, edge list, --abc labels or hybla binary; .gz ok).
-#include <chrono>
+// tc GRAPH: counts the triangles of a graph; the total is printed alone on the last line of stdout.
+#include <cinttypes>
+#include <iostream>  // before apps/common.hpp, which uses std::cout without including it
 #include <cstdio>
-#include <cstring>
-#include <exception>
 #include <memory>
 #include <string>
-
-#include <tbb/global_control.h>
+#include <vector>
 
 #include "algorithms/triangle_count.hpp"
+#include "apps/common.hpp"
 #include "io/read_graph.hpp"
 
+using namespace hybla;
+
 namespace {
+
 const char* usage =
-    "usage: tc GRAPH [--threads n] [--quiet]\n"
+    "usage: tc GRAPH [--per-vertex FILE] [--degree-order] [options]\n"
     "Counts the triangles of the undirected simple graph of GRAPH (direction, duplicate edges, weights and\n"
     "self-loops ignored) and prints the total, alone on the last line of stdout.\n"
-    "GRAPH: Matrix Market (.mtx), edge list (.txt, .csv, ...), mcl labels (.abc) or hybla binary; .gz accepted.\n";
+    "GRAPH: Matrix Market (.mtx), edge list (.txt, .csv, ...), mcl labels (.abc) or hybla binary; .gz accepted.\n"
+    "  --per-vertex FILE         also write 'vertex<TAB>triangles' lines, one per vertex in vertex order, with\n"
+    "                            the vertices named as GRAPH names them (- for stdout, before the total)\n"
+    "  --degree-order            renumber the vertices by increasing degree first (same counts; faster on\n"
+    "                            power-law graphs)\n";
+
+struct Options {
+    std::string graph;
+    std::string per_vertex;  // empty: not asked for
+    bool degree_order = false;
+};
+
+struct Counts {
+    std::uint64_t total = 0;
+    std::vector<std::uint64_t> per_vertex;  // empty unless asked for
+};
+
+Counts count(const Matrix<double>& a, const Options& o) {
+    const algorithms::TriangleOptions t{.degree_order = o.degree_order};
+    Counts c;
+    if (o.per_vertex.empty()) {
+        c.total = algorithms::triangle_count(a, t);
+        return c;
+    }
+    const Vector<std::uint64_t> v = algorithms::triangles_per_vertex(a, t);
+    std::vector<Index> idx;
+    v.extract_tuples(idx, c.per_vertex);  // every vertex has an entry
+    std::uint64_t sum = 0;
+    for (std::uint64_t x : c.per_vertex) sum += x;
+    c.total = sum / 3;
+    return c;
 }
 
+}  // namespace
+
 int main(int argc, char** argv) {
-    std::string path;
-    int threads = 0;
-    bool quiet = false;
-    try {
-        for (int k = 1; k < argc; ++k) {
-            std::string a = argv[k];
-            if (a == "-h" || a == "--help") {
-                std::fputs(usage, stdout);
-                return 0;
-            } else if (a == "--threads" && k + 1 < argc) {
-                threads = std::stoi(argv[++k]);
-                if (threads < 1) throw std::invalid_argument("--threads needs a positive number");
-            } else if (a == "--quiet") {
-                quiet = true;
-            } else if (!a.empty() && a[0] == '-') {
-                throw std::invalid_argument("unknown option " + a);
-            } else if (path.empty()) {
-                path = a;
+    Options o;
+    auto parse = [&](app::Args& args, app::CommonOptions& common) {
+        while (!args.done()) {
+            if (args.is("-h") || args.is("--help")) {
+                std::printf("%s%s", usage, app::common_usage);
+                return false;
+            } else if (args.common(common)) {
+            } else if (args.is("--per-vertex")) {
+                o.per_vertex = args.value("--per-vertex");
+                if (o.per_vertex.empty()) throw app::UsageError("--per-vertex needs a file name");
+            } else if (args.is("--degree-order")) {
+                o.degree_order = true;
+            } else if (args.positional()) {
+                if (!o.graph.empty()) throw app::UsageError("more than one GRAPH given: " + o.graph + " and " + args.peek());
+                o.graph = args.next();
             } else {
-                throw std::invalid_argument("more than one GRAPH given: " + path + " and " + a);
+                throw app::UsageError("unknown option " + args.peek() + " (tc -h for usage)");
             }
         }
-        if (path.empty()) throw std::invalid_argument("no GRAPH given (tc -h for usage)");
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "tc: %s\n", e.what());
-        return 2;
-    }
-    std::unique_ptr<tbb::global_control> limit;
-    if (threads) limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads);
-    try {
-        auto t0 = std::chrono::steady_clock::now();
-        auto g = hybla::io::read_graph<double>(path);
-        auto t1 = std::chrono::steady_clock::now();
-        std::uint64_t triangles = hybla::algorithms::triangle_count(g.matrix);
-        auto t2 = std::chrono::steady_clock::now();
-        if (!quiet)
-            std::printf("graph: %s (%llu vertices, %llu stored entries)\nread: %.3f s, count: %.3f s\n", path.c_str(),
-                        (unsigned long long)g.matrix.nrows(), (unsigned long long)g.matrix.nvals(),
-                        std::chrono::duration<double>(t1 - t0).count(), std::chrono::duration<double>(t2 - t1).count());
-        std::printf("%llu\n", (unsigned long long)triangles);
-    } catch (const hybla::Error& e) {
-        std::fprintf(stderr, "tc: %s\n", e.what());
-        return 2;
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "tc: %s\n", e.what());
-        return 2;
-    }
-    return 0;
+        if (o.graph.empty()) throw app::UsageError("no GRAPH given (tc -h for usage)");
+        return true;
+    };
+    auto body = [&](const app::CommonOptions& common) {
+        const Context ctx = app::context_of(common);
+        const ScopedContext scope(ctx);
+        const app::Log log(common);
+        std::unique_ptr<app::Output> out;
+        if (!o.per_vertex.empty()) out = std::make_unique<app::Output>(o.per_vertex);
+
+        const io::Graph<double> g = io::read_graph<double>(o.graph);
+        const Matrix<double> a = g.matrix.to(ctx);
+        log("graph: %s (%" PRIu64 " vertices, %" PRIu64 " stored entries), read in %.3f s\n", o.graph.c_str(),
+            std::uint64_t(a.nrows()), std::uint64_t(a.nvals()), log.seconds());
+        const double t0 = log.seconds();
+        const Counts c = count(a, o);
+        log("counted on %s%s in %.3f s\n", ctx.name().c_str(), o.degree_order ? " (degree order)" : "",
+            log.seconds() - t0);
+
+        if (common.validate) {
+            const Counts want = count(a.to(Context::cpu()), o);
+            if (want.total != c.total)
+                throw app::ValidationError("the total is " + std::to_string(c.total) + " but the CPU backend counts " +
+                                           std::to_string(want.total));
+            for (std::size_t v = 0; v < c.per_vertex.size(); ++v)
+                if (c.per_vertex[v] != want.per_vertex[v])
+                    throw app::ValidationError("vertex " + g.names.name(Index(v)) + " is in " +
+                                               std::to_string(c.per_vertex[v]) + " triangles but the CPU backend counts " +
+                                               std::to_string(want.per_vertex[v]));
+            log("validated against the CPU backend: identical\n");
+        }
+        if (out) {
+            std::ostream& s = out->stream();
+            for (std::size_t v = 0; v < c.per_vertex.size(); ++v)
+                s << g.names.name(Index(v)) << '\t' << c.per_vertex[v] << '\n';
+            out->commit();
+        }
+        std::printf("%" PRIu64 "\n", c.total);
+        return 0;
+    };
+    return app::run("tc", argc, argv, parse, body);
 }

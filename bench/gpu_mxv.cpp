@@ -136,9 +136,9 @@ template <class T>
 Matrix<float> with_random_values(const Matrix<T>& m, std::mt19937_64& rng) {
     const Index n = m.nrows();
     Array<Offset> off(n + 1);
-    std::copy(m.row_offsets().begin(), m.row_offsets().end(), off.begin());
+    std::copy(m.storage_offsets().begin(), m.storage_offsets().end(), off.begin());
     Array<ColIndex> col(m.nvals());
-    std::copy(m.col_indices().begin(), m.col_indices().end(), col.begin());
+    std::copy(m.storage_indices().begin(), m.storage_indices().end(), col.begin());
     Array<float> val(m.nvals());
     std::uniform_real_distribution<float> u(0.5f, 1.5f);
     for (auto& v : val) v = u(rng);
@@ -208,9 +208,9 @@ struct Outcome {
 // Both results against a double-precision product on the CPU.
 Outcome check(const Matrix<float>& a, const std::vector<float>& x, const std::vector<float>& y_hybla,
               const std::vector<std::uint8_t>& bm_hybla, Index nvals_hybla, const std::vector<float>& y_sparse) {
-    const auto off = a.row_offsets();
-    const auto col = a.col_indices();
-    const auto val = a.values();
+    const auto off = a.storage_offsets();
+    const auto col = a.storage_indices();
+    const auto val = a.storage_values();
     Index nonempty = 0;
     for (Index i = 0; i < a.nrows(); ++i) {
         double s = 0;
@@ -282,8 +282,8 @@ Row run_graph(const std::string& name, const Matrix<float>& a, int runs, double 
     Vector<float> w(a.nrows(), gpu);
     row.hybla_ms = time_ms(runs, [&] { mxv(w, no_mask, no_accum, plus_times{}, g, u); });
     const Vector<float> wh = w.to(Context::cpu());
-    std::vector<float> y_hybla(wh.values().begin(), wh.values().end());
-    std::vector<std::uint8_t> bm_hybla(wh.bitmap().begin(), wh.bitmap().end());
+    std::vector<float> y_hybla(wh.storage_values().begin(), wh.storage_values().end());
+    std::vector<std::uint8_t> bm_hybla(wh.storage_bitmap().begin(), wh.storage_bitmap().end());
 
     // cuSPARSE on the same columns and values, with 32-bit row offsets (64-bit indices when nnz needs them).
     const bool wide = a.nvals() >= (Offset(1) << 31) || a.ncols() >= (Index(1) << 31);
@@ -291,11 +291,11 @@ Row run_graph(const std::string& name, const Matrix<float>& a, int runs, double 
     void* d_col64 = nullptr;
     if (!wide) {
         std::vector<std::int32_t> off32(a.nrows() + 1);
-        for (Index i = 0; i <= a.nrows(); ++i) off32[i] = std::int32_t(a.row_offsets()[i]);
+        for (Index i = 0; i <= a.nrows(); ++i) off32[i] = std::int32_t(a.storage_offsets()[i]);
         cuda_check(cudaMalloc(&d_off, off32.size() * 4), "cudaMalloc");
         cuda_check(cudaMemcpy(d_off, off32.data(), off32.size() * 4, cudaMemcpyHostToDevice), "cudaMemcpy");
     } else {
-        std::vector<std::int64_t> col64(a.col_indices().begin(), a.col_indices().end());
+        std::vector<std::int64_t> col64(a.storage_indices().begin(), a.storage_indices().end());
         cuda_check(cudaMalloc(&d_col64, col64.size() * 8), "cudaMalloc");
         cuda_check(cudaMemcpy(d_col64, col64.data(), col64.size() * 8, cudaMemcpyHostToDevice), "cudaMemcpy");
     }
@@ -304,12 +304,12 @@ Row run_graph(const std::string& name, const Matrix<float>& a, int runs, double 
     cusparseSpMatDescr_t mat;
     cusparseDnVecDescr_t vx, vy;
     sparse_check(cusparseCreateCsr(&mat, std::int64_t(a.nrows()), std::int64_t(a.ncols()), std::int64_t(a.nvals()),
-                                   wide ? const_cast<Offset*>(g.row_offsets().data()) : d_off,
-                                   wide ? d_col64 : const_cast<ColIndex*>(g.col_indices().data()),
-                                   const_cast<float*>(g.values().data()), wide ? CUSPARSE_INDEX_64I : CUSPARSE_INDEX_32I,
+                                   wide ? const_cast<Offset*>(g.storage_offsets().data()) : d_off,
+                                   wide ? d_col64 : const_cast<ColIndex*>(g.storage_indices().data()),
+                                   const_cast<float*>(g.storage_values().data()), wide ? CUSPARSE_INDEX_64I : CUSPARSE_INDEX_32I,
                                    wide ? CUSPARSE_INDEX_64I : CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F),
                  "cusparseCreateCsr");
-    sparse_check(cusparseCreateDnVec(&vx, std::int64_t(a.ncols()), const_cast<float*>(u.values().data()), CUDA_R_32F),
+    sparse_check(cusparseCreateDnVec(&vx, std::int64_t(a.ncols()), const_cast<float*>(u.storage_values().data()), CUDA_R_32F),
                  "cusparseCreateDnVec");
     sparse_check(cusparseCreateDnVec(&vy, std::int64_t(a.nrows()), d_y, CUDA_R_32F), "cusparseCreateDnVec");
     const float alpha = 1.0f, beta = 0.0f;

@@ -49,8 +49,12 @@ struct nonzero {
 
 namespace detail {
 // A selector as data for the CUDA backend (nullopt: a user's own predicate).
+// A selector of one's own may name the built-in selector it computes with a member
+// `std::optional<cuda::SelectCode> cuda_select_code() const` (nullopt: none) and so run on the GPU too.
 template <class Keep>
 std::optional<cuda::SelectCode> select_code(const Keep& keep) {
+    if constexpr (requires { { keep.cuda_select_code() } -> std::convertible_to<std::optional<cuda::SelectCode>>; })
+        return keep.cuda_select_code();
     using cuda::SelectKind;
     cuda::SelectCode c;
     auto thunk = [&c](auto t) {
@@ -143,7 +147,7 @@ template <class TC, class MaskT, class Accum, class Op, class TA, class S>
 void apply(Matrix<TC>& c, const MaskT& mask, Accum accum, Op op, const Matrix<TA>& a, S s, const Descriptor& d = {}) {
     HYBLA_ON_GPU(c) {
         detail::check_unary<TC, MaskT, Accum>(c, mask, a, d, "apply");
-        auto code = cuda_dispatch::binary_code<Op>("apply");
+        auto code = cuda_dispatch::binary_code(op, "apply");
         return detail::cuda_map<true>(c, mask, accum, a, d, "apply", [&](const Matrix<TC>& x) { return cuda::apply_bound(x, code, TC(s), false); });
     }
     apply(c, mask, accum, [=](TA x) { return op(TC(x), TC(s)); }, a, d);
@@ -154,7 +158,7 @@ template <class TC, class MaskT, class Accum, class Op, class TA, class S>
 void apply(Matrix<TC>& c, const MaskT& mask, Accum accum, Op op, S s, const Matrix<TA>& a, const Descriptor& d = {}) {
     HYBLA_ON_GPU(c) {
         detail::check_unary<TC, MaskT, Accum>(c, mask, a, d, "apply");
-        auto code = cuda_dispatch::binary_code<Op>("apply");
+        auto code = cuda_dispatch::binary_code(op, "apply");
         return detail::cuda_map<true>(c, mask, accum, a, d, "apply", [&](const Matrix<TC>& x) { return cuda::apply_bound(x, code, TC(s), true); });
     }
     apply(c, mask, accum, [=](TA x) { return op(TC(s), TC(x)); }, a, d);
@@ -175,7 +179,7 @@ template <class TW, class MaskT, class Accum, class Op, class TU, class S>
 void apply(Vector<TW>& w, const MaskT& mask, Accum accum, Op op, const Vector<TU>& u, S s, const Descriptor& d = {}) {
     HYBLA_ON_GPU(w) {
         detail::check_unary(w, mask, u, "apply");
-        auto code = cuda_dispatch::binary_code<Op>("apply");
+        auto code = cuda_dispatch::binary_code(op, "apply");
         return detail::cuda_map<true>(w, mask, accum, u, d, "apply", [&](const Matrix<TW>& x) { return cuda::apply_bound(x, code, TW(s), false); });
     }
     apply(w, mask, accum, [=](TU x) { return op(TW(x), TW(s)); }, u, d);
@@ -185,7 +189,7 @@ template <class TW, class MaskT, class Accum, class Op, class TU, class S>
 void apply(Vector<TW>& w, const MaskT& mask, Accum accum, Op op, S s, const Vector<TU>& u, const Descriptor& d = {}) {
     HYBLA_ON_GPU(w) {
         detail::check_unary(w, mask, u, "apply");
-        auto code = cuda_dispatch::binary_code<Op>("apply");
+        auto code = cuda_dispatch::binary_code(op, "apply");
         return detail::cuda_map<true>(w, mask, accum, u, d, "apply", [&](const Matrix<TW>& x) { return cuda::apply_bound(x, code, TW(s), true); });
     }
     apply(w, mask, accum, [=](TU x) { return op(TW(s), TW(x)); }, u, d);

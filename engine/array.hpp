@@ -19,6 +19,16 @@
 
 namespace hybla {
 
+namespace detail {
+// Host views of an object's storage are refused for a GPU object: reading device memory from the host would
+// crash or read garbage. Copy the object with to(Context::cpu()) first; backends use the storage_*() views.
+inline void host_only(const Context& ctx, const char* what) {
+    if (ctx.is_cuda())
+        throw InvalidValue(std::string(what) +
+                           ": the object lives on the GPU; copy it with to(Context::cpu()) to read it on the host");
+}
+}  // namespace detail
+
 template <class T>
 class Array {
     static_assert(std::is_trivially_copyable_v<T>, "Array holds trivially copyable values only");
@@ -102,17 +112,17 @@ public:
         return v;
     }
 
-    // Copies n elements from src (living in src_ctx) to the start of this array.
-    void copy_from(const T* src, const Context& src_ctx, std::size_t n) {
+    // Copies n elements from src (living in src_ctx) to this array, starting at element `at`.
+    void copy_from(const T* src, const Context& src_ctx, std::size_t n, std::size_t at = 0) {
         if (n == 0) return;
         if (!on_device() && !src_ctx.is_cuda()) {
-            std::copy_n(src, n, p_);
+            std::copy_n(src, n, p_ + at);
             return;
         }
         auto kind = !src_ctx.is_cuda() ? cuda::CopyKind::host_to_device
                     : on_device()      ? cuda::CopyKind::device_to_device
                                        : cuda::CopyKind::device_to_host;
-        cuda::copy(p_, src, n * sizeof(T), kind, on_device() ? ctx_.stream() : src_ctx.stream());
+        cuda::copy(p_ + at, src, n * sizeof(T), kind, on_device() ? ctx_.stream() : src_ctx.stream());
     }
 
 private:

@@ -38,13 +38,17 @@ public:
     Index ncols() const { return ncols_; }
     const Context& context() const { return data_.context(); }
     DenseMatrix to(const Context& ctx) const { return import_row_major(nrows_, ncols_, data_.to(ctx)); }
-    // Element access through operator(), row() and data() is for host (CPU) matrices.
-    T& operator()(Index i, Index j) { return data_[i * ncols_ + j]; }
-    const T& operator()(Index i, Index j) const { return data_[i * ncols_ + j]; }
-    T* row(Index i) { return data_.data() + i * ncols_; }
-    const T* row(Index i) const { return data_.data() + i * ncols_; }
-    std::span<T> data() { return data_.span(); }
-    std::span<const T> data() const { return data_.span(); }
+    // Element access through operator(), row() and data() is for host (CPU) matrices; a GPU matrix is refused
+    // with InvalidValue (copy it with to(Context::cpu()) first).
+    T& operator()(Index i, Index j) { return host("DenseMatrix::operator()")[i * ncols_ + j]; }
+    const T& operator()(Index i, Index j) const { return host("DenseMatrix::operator()")[i * ncols_ + j]; }
+    T* row(Index i) { return host("DenseMatrix::row") + i * ncols_; }
+    const T* row(Index i) const { return host("DenseMatrix::row") + i * ncols_; }
+    std::span<T> data() { return {host("DenseMatrix::data"), data_.size()}; }
+    std::span<const T> data() const { return {host("DenseMatrix::data"), data_.size()}; }
+    // The row-major values wherever they live (device memory for a GPU matrix): for backends.
+    std::span<T> storage() { return data_.span(); }
+    std::span<const T> storage() const { return data_.span(); }
     void fill(T v) { data_.fill(v); }
     Array<T> release() && {
         nrows_ = ncols_ = 0;
@@ -52,6 +56,14 @@ public:
     }
 
 private:
+    T* host(const char* what) {
+        detail::host_only(data_.context(), what);
+        return data_.data();
+    }
+    const T* host(const char* what) const {
+        detail::host_only(data_.context(), what);
+        return data_.data();
+    }
     Index nrows_ = 0, ncols_ = 0;
     Array<T> data_;
 };

@@ -33,7 +33,7 @@ void ewise_matrix(Matrix<TC>& c, const MaskT& mask, Accum accum, Op op, const Ma
     const Matrix<TB>& bb = d.transpose_b ? b.transposed() : b;
     HYBLA_ON_GPU(c) {
         using namespace cuda_dispatch;
-        auto code = binary_code<Op>(name);
+        auto code = binary_code(op, name);
         auto at = as_type<TC>(aa);
         auto bt = as_type<TC>(bb);
         write_back(c, cuda::ewise(at.get(), bt.get(), code, Union), mask, accum, d, name);
@@ -53,7 +53,7 @@ void ewise_vector(Vector<TW>& w, const MaskT& mask, Accum accum, Op op, const Ve
     same_context(name, w, mask, u, v);
     HYBLA_ON_GPU(w) {
         using namespace cuda_dispatch;
-        auto code = binary_code<Op>(name);
+        auto code = binary_code(op, name);
         auto ut = as_type<TW>(u);
         auto vt = as_type<TW>(v);
         Matrix<TW> t = cuda::ewise(cuda::as_column(ut.get()), cuda::as_column(vt.get()), code, Union);

@@ -14,12 +14,12 @@ namespace hybla {
 namespace detail {
 // C<M> accum(I, J)= A on the GPU: Z = C with the region assigned, then C<M> = Z.
 template <class TC, class MaskT, class Accum>
-void cuda_assign(Matrix<TC>& c, const MaskT& mask, Accum, const Matrix<TC>& a, const IndexSet& rows, Index nr,
+void cuda_assign(Matrix<TC>& c, const MaskT& mask, Accum accum, const Matrix<TC>& a, const IndexSet& rows, Index nr,
                  const IndexSet& cols, Index nc, const Descriptor& d) {
     using namespace cuda_dispatch;
     cpu::positions(rows, nr, c.nrows(), "assign (rows)");  // an index listed twice is an error
     cpu::positions(cols, nc, c.ncols(), "assign (columns)");
-    auto acc = accum_code<Accum>("assign");
+    auto acc = accum_code(accum, "assign");
     Matrix<TC> z = c;
     cuda::assign(z, a, list_of(rows, nr), list_of(cols, nc), acc ? &*acc : nullptr);
     write_back(c, std::move(z), mask, no_accum, d, "assign");

@@ -15,6 +15,7 @@
 #include "engine/kronecker.hpp"
 #include "engine/mxm.hpp"
 #include "engine/mxv.hpp"
+#include "engine/prune.hpp"
 #include "engine/reduce.hpp"
 #include "engine/transpose.hpp"
 #include "semirings/semiring.hpp"

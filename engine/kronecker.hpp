@@ -20,7 +20,7 @@ void kronecker(Matrix<TC>& c, const MaskT& mask, Accum accum, Op op, const Matri
     detail::same_context("kronecker", c, mask, a, b);
     HYBLA_ON_GPU(c) {
         using namespace cuda_dispatch;
-        auto code = binary_code<Op>("kronecker");
+        auto code = binary_code(op, "kronecker");
         auto at = as_type<TC>(aa);
         auto bt = as_type<TC>(bb);
         write_back(c, cuda::kronecker(at.get(), bt.get(), code), mask, accum, d, "kronecker");

@@ -218,10 +218,23 @@ public:
     }
     void clear() { *this = Matrix(nrows_, ncols_, ctx_); }
 
-    // CSR views: host memory for a CPU matrix, device memory for a GPU matrix.
-    std::span<const Offset> row_offsets() const { return offsets_.span(); }
-    std::span<const ColIndex> col_indices() const { return indices_.span(); }
-    std::span<const T> values() const { return values_.span(); }
+    // CSR views in host memory: CPU matrices only (a GPU matrix is refused with InvalidValue).
+    std::span<const Offset> row_offsets() const {
+        detail::host_only(ctx_, "Matrix::row_offsets");
+        return offsets_.span();
+    }
+    std::span<const ColIndex> col_indices() const {
+        detail::host_only(ctx_, "Matrix::col_indices");
+        return indices_.span();
+    }
+    std::span<const T> values() const {
+        detail::host_only(ctx_, "Matrix::values");
+        return values_.span();
+    }
+    // The CSR arrays wherever they live (device memory for a GPU matrix): for backends.
+    std::span<const Offset> storage_offsets() const { return offsets_.span(); }
+    std::span<const ColIndex> storage_indices() const { return indices_.span(); }
+    std::span<const T> storage_values() const { return values_.span(); }
     Offset row_begin(Index i) const { return offsets_[i]; }  // CPU matrices
     Offset row_end(Index i) const { return offsets_[i + 1]; }
     Index row_degree(Index i) const { return offsets_[i + 1] - offsets_[i]; }

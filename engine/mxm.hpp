@@ -58,7 +58,7 @@ void mxm(DenseMatrix<TC>& c, NoMask, Accum accum, Sr, const Matrix<TA>& a, const
         DenseMatrix<TC> t = d.transpose_b ? cuda::spmm(aa.get(), cuda::dense_transpose(bb.get()), code)
                                           : cuda::spmm(aa.get(), bb.get(), code);
         if constexpr (std::is_same_v<Accum, NoAccum>) c = std::move(t);
-        else cuda::dense_accumulate(c, t, binary_code<Accum>("mxm (SpMM)"));
+        else cuda::dense_accumulate(c, t, binary_code(accum, "mxm (SpMM)"));
         return;
     }
     const Matrix<TA>& aa = d.transpose_a ? a.transposed() : a;

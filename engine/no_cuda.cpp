@@ -1,6 +1,7 @@
 // The CUDA runtime functions for builds without nvcc: there is no GPU to reach, and Context::cuda() already
 // refuses, so these are never called with a GPU context; they answer as an absent GPU would.
 #include "engine/cuda/runtime.hpp"
+#include "engine/memory.hpp"
 #include "engine/error.hpp"
 
 namespace hybla::cuda {
@@ -13,6 +14,8 @@ void* allocate(std::size_t, int, void*, const char*) { throw InvalidValue(no_cud
 void release(void*, int, void*) noexcept {}
 void copy(void*, const void*, std::size_t, CopyKind, void*) { throw InvalidValue(no_cuda); }
 void synchronize(void*) {}
+std::size_t pool_peak_bytes(int) { return 0; }
+void pool_reset_peak(int) {}
 void fill(void*, std::size_t, const void*, std::size_t, void*) { throw InvalidValue(no_cuda); }
 void fail(int, const char*, std::size_t) { throw InvalidValue(no_cuda); }
 

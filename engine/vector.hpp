@@ -256,12 +256,26 @@ public:
         dense_ = false;
     }
 
+    // Host views, CPU vectors only (a GPU vector is refused with InvalidValue).
     // Sparse views (valid when !is_dense()).
-    std::span<const Index> indices() const { return indices_.span(); }
+    std::span<const Index> indices() const {
+        detail::host_only(ctx_, "Vector::indices");
+        return indices_.span();
+    }
     // Values: nvals() of them when sparse, size() (meaningful where the bitmap is set) when dense.
-    std::span<const T> values() const { return values_.span(); }
+    std::span<const T> values() const {
+        detail::host_only(ctx_, "Vector::values");
+        return values_.span();
+    }
     // Dense view (valid when is_dense()).
-    std::span<const std::uint8_t> bitmap() const { return bitmap_.span(); }
+    std::span<const std::uint8_t> bitmap() const {
+        detail::host_only(ctx_, "Vector::bitmap");
+        return bitmap_.span();
+    }
+    // The same arrays wherever they live (device memory for a GPU vector): for backends.
+    std::span<const Index> storage_indices() const { return indices_.span(); }
+    std::span<const T> storage_values() const { return values_.span(); }
+    std::span<const std::uint8_t> storage_bitmap() const { return bitmap_.span(); }
 
 private:
     template <class F>

@@ -53,7 +53,8 @@ Dense<T> to_dense(const hybla::Vector<T>& u) {
     return d;
 }
 template <class T>
-Dense<T> to_dense(const hybla::DenseMatrix<T>& m) {
+Dense<T> to_dense(const hybla::DenseMatrix<T>& dm) {
+    const hybla::DenseMatrix<T> m = dm.to(hybla::Context::cpu());
     Dense<T> d(m.nrows(), m.ncols());
     for (Index i = 0; i < m.nrows(); ++i)
         for (Index j = 0; j < m.ncols(); ++j) d(i, j) = m(i, j);
@@ -212,5 +213,36 @@ struct Gen {
         return {{0, 0}, {1, 1}, {0, 5}, {5, 0}, {1, 7}, {7, 1}, {13, 13}, {17, 9}, {9, 23}, {40, 40}};
     }
 };
+
+
+// The accumulators plus (wrapping for signed integers), second and min behind one type chosen at run time: the
+// library's write-back code is the same for any accumulator type, and one type instead of three keeps the
+// instantiations down. cuda_code() names the built-in operator, so the GPU runs it too (plus wraps there).
+struct DynAccum {
+    int k = 1;
+    template <class T> T operator()(T a, T b) const {
+        switch (k) {
+            case 1: return wrapping_plus(a, b);
+            case 2: return hybla::second_op{}(a, b);
+            default: return hybla::min_op{}(a, b);
+        }
+    }
+    hybla::cuda::BinaryOp cuda_code() const {
+        return k == 1 ? hybla::cuda::BinaryOp::plus : k == 2 ? hybla::cuda::BinaryOp::second : hybla::cuda::BinaryOp::min;
+    }
+    // plus, wrapping around for signed integers: results of x/0 (INT_MAX, INT_MIN) are accumulated too, and
+    // signed overflow would be undefined behaviour in the test and its reference alike.
+    template <class T> static T wrapping_plus(T a, T b) {
+        if constexpr (std::is_integral_v<T> && std::is_signed_v<T>)
+            return T(std::make_unsigned_t<T>(a) + std::make_unsigned_t<T>(b));
+        else return hybla::plus_op{}(a, b);
+    }
+};
+// f(no_accum) for 0, else f(DynAccum{which}).
+template <class F>
+void with_accum(int which, F&& f) {
+    if (which == 0) f(hybla::no_accum);
+    else f(DynAccum{which});
+}
 
 }  // namespace ref

@@ -6,6 +6,7 @@
 // applies the same operator to the same operands, so what is checked is which entries are combined, how, and
 // how the result is written back. To keep compile time down, most calls pass a run-time dispatching operator
 // (DynOp and friends); a few call sites pass the library's operator types directly.
+#include <optional>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -17,6 +18,9 @@ using namespace hybla;
 using ref::Index;
 
 namespace {
+
+using ref::DynAccum;
+using ref::with_accum;
 
 // ------------------------------------------------------------------------------------------- helpers
 
@@ -69,6 +73,13 @@ struct DynOp {
             default: return pair_op{}(a, b);
         }
     }
+    // The same operator as the GPU knows it (engine/cuda/dispatch.hpp: binary_code).
+    cuda::BinaryOp cuda_code() const {
+        using B = cuda::BinaryOp;
+        constexpr B codes[] = {B::plus, B::times, B::min, B::max, B::minus, B::first, B::second, B::div, B::eq,
+                               B::ne,   B::lt,    B::le,  B::gt,  B::ge,    B::lor,   B::land,   B::lxor, B::pair};
+        return codes[k < n_ops ? k : n_ops - 1];
+    }
 };
 
 // The write-back variants: mask kind x replace x accumulator.
@@ -97,31 +108,8 @@ std::vector<Variant> all_variants() {
             for (int a = 0; a < 4; ++a) v.push_back({m, r, a});
     return v;
 }
-// The accumulators plus, second and min behind one type (the library's write-back code is the same for any
-// accumulator type; one type instead of three halves the instantiations). The accumulator types themselves
-// are passed directly in a few calls below.
-struct DynAccum {
-    int k = 1;
-    template <class T> T operator()(T a, T b) const {
-        switch (k) {
-            case 1: return wrapping_plus(a, b);
-            case 2: return second_op{}(a, b);
-            default: return min_op{}(a, b);
-        }
-    }
-    // plus, wrapping around for signed integers: results of x/0 (INT_MAX, INT_MIN) are accumulated too, and
-    // signed overflow would be undefined behaviour in the test and its reference alike.
-    template <class T> static T wrapping_plus(T a, T b) {
-        if constexpr (std::is_integral_v<T> && std::is_signed_v<T>)
-            return T(std::make_unsigned_t<T>(a) + std::make_unsigned_t<T>(b));
-        else return plus_op{}(a, b);
-    }
-};
-template <class F>
-void with_accum(int which, F&& f) {
-    if (which == 0) f(no_accum);
-    else f(DynAccum{which});
-}
+// The accumulators: ref::DynAccum (plus, second, min behind one type); the accumulator types themselves are
+// passed directly in a few calls below.
 
 // For every variant: C = c0; run(C, mask, accum, desc); compare with C<M, replace> accum= t.
 // run is called with NoMask or the Matrix mask, each accumulator type and a descriptor carrying the mask flags.
@@ -255,7 +243,7 @@ struct TransposeCall {
 
 // ------------------------------------------------------------------------------------------- eWise
 
-TEST_CASE("eWiseAdd and eWiseMult on matrices: every op, transposes, masks and accumulators", "[ewise][matrix][cpu-only]") {
+TEST_CASE("eWiseAdd and eWiseMult on matrices: every op, transposes, masks and accumulators", "[ewise][matrix]") {
     for (std::uint64_t seed = 1; seed <= 3; ++seed) {
         ref::Gen g(seed);
         for (auto [m, n] : g.shapes()) {
@@ -656,6 +644,23 @@ struct DynSelect {
             default: return (i + 2 * j) % 3 != 1 && v > thunk - 2;
         }
     }
+    // The built-in selector it is, for the GPU (none for k_user: that one stays on the CPU).
+    std::optional<cuda::SelectCode> cuda_select_code() const {
+        switch (kind) {
+            case k_tril: return hybla::detail::select_code(tril{k});
+            case k_triu: return hybla::detail::select_code(triu{k});
+            case k_diag: return hybla::detail::select_code(diag{k});
+            case k_offdiag: return hybla::detail::select_code(offdiag{k});
+            case k_eq: return hybla::detail::select_code(value_eq{thunk});
+            case k_ne: return hybla::detail::select_code(value_ne{thunk});
+            case k_lt: return hybla::detail::select_code(value_lt{thunk});
+            case k_le: return hybla::detail::select_code(value_le{thunk});
+            case k_gt: return hybla::detail::select_code(value_gt{thunk});
+            case k_ge: return hybla::detail::select_code(value_ge{thunk});
+            case k_nonzero: return hybla::detail::select_code(nonzero{});
+            default: return std::nullopt;
+        }
+    }
 };
 // The same predicates written out independently.
 template <class S, class T>
@@ -686,11 +691,12 @@ ref::Dense<TC> brute_select(const ref::Dense<TA>& a, int kind, std::int64_t k, S
 }
 }  // namespace
 
-TEST_CASE("select: tril, triu, diag, offdiag, value comparisons, nonzero and lambdas", "[select][matrix][cpu-only]") {
+TEST_CASE("select: tril, triu, diag, offdiag, value comparisons, nonzero and lambdas", "[select][matrix]") {
     for (std::uint64_t seed = 81; seed <= 82; ++seed) {
         ref::Gen g(seed);
         for (auto [m, n] : g.shapes()) {
             for (int kind = 0; kind < n_sel; ++kind) {
+                if (kind == k_user && default_context().is_cuda()) continue;  // a predicate: CPU only
                 for (std::int64_t k : {-2, -1, 0, 1, 3}) {
                     if (kind >= k_eq && k != 0) continue;  // k only matters for the structural selectors
                     const bool ta = g.uniform(0, 1);
@@ -752,6 +758,7 @@ TEST_CASE("select on vectors: j is 0", "[select][vector]") {
         ref::Gen g(seed);
         for (Index n : {Index(0), Index(1), Index(3), Index(40), Index(150)}) {
             for (int kind = 0; kind < n_sel; ++kind) {
+                if (kind == k_user && default_context().is_cuda()) continue;  // a predicate: CPU only
                 for (std::int64_t k : {-2, -1, 0, 1, 3}) {
                     if (kind >= k_eq && k != 0) continue;
                     const int s = int(g.uniform(0, 4)) - 1;

@@ -15,6 +15,9 @@ using ref::Index;
 
 namespace {
 
+using ref::DynAccum;
+using ref::with_accum;
+
 // ------------------------------------------------------------------------------------------- helpers
 
 template <class TC, class TA>
@@ -51,31 +54,6 @@ std::vector<Variant> all_variants() {
             for (int a = 0; a < 4; ++a) v.push_back({m, r, a});
     return v;
 }
-// plus, second and min behind one accumulator type: the library's code is the same for any accumulator type,
-// and one type instead of three keeps the compile time down.
-struct DynAccum {
-    int k = 1;
-    template <class T> T operator()(T a, T b) const {
-        switch (k) {
-            case 1: return wrapping_plus(a, b);
-            case 2: return second_op{}(a, b);
-            default: return min_op{}(a, b);
-        }
-    }
-    // plus, wrapping around for signed integers: results of x/0 (INT_MAX, INT_MIN) are accumulated too, and
-    // signed overflow would be undefined behaviour in the test and its reference alike.
-    template <class T> static T wrapping_plus(T a, T b) {
-        if constexpr (std::is_integral_v<T> && std::is_signed_v<T>)
-            return T(std::make_unsigned_t<T>(a) + std::make_unsigned_t<T>(b));
-        else return plus_op{}(a, b);
-    }
-};
-template <class F>
-void with_accum(int which, F&& f) {
-    if (which == 0) f(no_accum);
-    else f(DynAccum{which});
-}
-
 // For every variant: C = c0; run(C, mask, accum, desc); compare with want(accum, desc, mask or nullptr).
 template <class TC, class M, class Run, class Want>
 void check_matrix_variants(const ref::Dense<TC>& c0, const ref::Dense<M>& maskd, Run&& run, Want&& want) {
@@ -551,6 +529,9 @@ struct KronOp {
     int k = 0;
     template <class T> T operator()(T a, T b) const {
         return k == 0 ? times_op{}(a, b) : k == 1 ? plus_op{}(a, b) : first_op{}(a, b);
+    }
+    cuda::BinaryOp cuda_code() const {
+        return k == 0 ? cuda::BinaryOp::times : k == 1 ? cuda::BinaryOp::plus : cuda::BinaryOp::first;
     }
 };
 constexpr const char* kron_names[] = {"times", "plus", "first"};

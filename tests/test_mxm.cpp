@@ -445,16 +445,26 @@ TEST_CASE("mxm on wide matrices (hash accumulator) against a sparse reference", 
 
 namespace {
 
+// Dense test matrices live in host memory (filled and read there); operations get a copy in the default
+// context (on_default) and results are copied back (ref::to_dense, on_host).
+template <class T>
+DenseMatrix<T> on_default(const DenseMatrix<T>& d) {
+    return d.to(default_context());
+}
+template <class T>
+DenseMatrix<T> on_host(const DenseMatrix<T>& d) {
+    return d.to(Context::cpu());
+}
 template <class T>
 DenseMatrix<T> random_dense(ref::Gen& g, Index m, Index n) {
-    DenseMatrix<T> d(m, n);
+    DenseMatrix<T> d(m, n, T{}, Context::cpu());
     for (Index i = 0; i < m; ++i)
         for (Index j = 0; j < n; ++j) d(i, j) = g.template value<T>();
     return d;
 }
 template <class T>
 DenseMatrix<T> dense_transpose(const DenseMatrix<T>& a) {
-    DenseMatrix<T> t(a.ncols(), a.nrows());
+    DenseMatrix<T> t(a.ncols(), a.nrows(), T{}, Context::cpu());
     for (Index i = 0; i < a.nrows(); ++i)
         for (Index j = 0; j < a.ncols(); ++j) t(j, i) = a(i, j);
     return t;
@@ -485,8 +495,8 @@ void check_spmm(std::uint64_t seed, Accum accum = {}) {
                     INFO("seed " << seed << ", op(A) " << m << "x" << k << " density " << da << ", width " << n
                                  << ", tA=" << ta << " tB=" << tb);
                     const Matrix<T> a = ref::to_matrix(ta ? ref::transpose(a0) : a0);
-                    const DenseMatrix<T> b = tb ? dense_transpose(b0) : b0;
-                    DenseMatrix<T> c = c0;
+                    const DenseMatrix<T> b = on_default(tb ? dense_transpose(b0) : b0);
+                    DenseMatrix<T> c = on_default(c0);
                     Descriptor d;
                     d.transpose_a = ta;
                     d.transpose_b = tb;
@@ -519,8 +529,8 @@ void check_sddmm(std::uint64_t seed, Accum accum = {}) {
             const Matrix<MT> mask = ref::to_matrix(m0);
             for (int ta = 0; ta < 2; ++ta)
                 for (int tb = 0; tb < 2; ++tb) {
-                    const DenseMatrix<T> a = ta ? dense_transpose(a0) : a0;
-                    const DenseMatrix<T> b = tb ? dense_transpose(b0) : b0;
+                    const DenseMatrix<T> a = on_default(ta ? dense_transpose(a0) : a0);
+                    const DenseMatrix<T> b = on_default(tb ? dense_transpose(b0) : b0);
                     for (const Descriptor& d : mask_descriptors(ta, tb)) {
                         INFO("seed " << seed << ", " << m << "x" << k << "x" << n << ", mask density " << dm << ", "
                                      << describe(d));
@@ -553,24 +563,25 @@ TEST_CASE("SpMM: an empty row of A gives the monoid's identity", "[mxm][spmm]") 
     a.set(1, 0, 2.0);
     DenseMatrix<double> b(2, 2, 1.5), c(3, 2, -7.0);
     mxm(c, no_mask, no_accum, min_plus{}, a, b);
-    CHECK(c(0, 0) == std::numeric_limits<double>::infinity());
-    CHECK(c(1, 1) == 3.5);
-    CHECK(c(2, 1) == std::numeric_limits<double>::infinity());
+    CHECK(on_host(c)(0, 0) == std::numeric_limits<double>::infinity());
+    CHECK(on_host(c)(1, 1) == 3.5);
+    CHECK(on_host(c)(2, 1) == std::numeric_limits<double>::infinity());
     mxm(c, no_mask, no_accum, plus_times{}, a, b);
-    CHECK(c(0, 0) == 0.0);
-    CHECK(c(1, 0) == 3.0);
-    CHECK(c(2, 1) == 0.0);
+    CHECK(on_host(c)(0, 0) == 0.0);
+    CHECK(on_host(c)(1, 0) == 3.0);
+    CHECK(on_host(c)(2, 1) == 0.0);
 }
 
 TEST_CASE("SpMM with any_second keeps one of the terms", "[mxm][spmm][any]") {
     ref::Gen g(43);
     for (auto [m, k] : g.shapes()) {
         const Dense<std::int64_t> a0 = g.matrix<std::int64_t>(m, k, 0.3, true);
-        DenseMatrix<std::int64_t> b(k, 4);
+        DenseMatrix<std::int64_t> b(k, 4, 0, Context::cpu());
         for (Index x = 0; x < k; ++x)
             for (Index j = 0; j < 4; ++j) b(x, j) = std::int64_t(1 + 10 * x + j);  // distinct, non-zero
-        DenseMatrix<std::int64_t> c(m, 4, -1);
-        mxm(c, no_mask, no_accum, any_second{}, ref::to_matrix(a0), b);
+        DenseMatrix<std::int64_t> cd(m, 4, -1);
+        mxm(cd, no_mask, no_accum, any_second{}, ref::to_matrix(a0), on_default(b));
+        const DenseMatrix<std::int64_t> c = on_host(cd);
         for (Index i = 0; i < m; ++i)
             for (Index j = 0; j < 4; ++j) {
                 std::set<std::int64_t> terms;
@@ -688,13 +699,14 @@ TEST_CASE("SpGEMM gives bit-identical results with one thread and with all threa
         Matrix<double> c2(3000, 9000);
         mxm(c2, no_mask, no_accum, plus_times{}, a, bt, Descriptor{.transpose_b = true});
         out.push_back(tuples(c2));
-        DenseMatrix<double> x(9000, 5);
+        DenseMatrix<double> x(9000, 5, 0.0, Context::cpu());
         for (Index i = 0; i < 9000; ++i)
             for (Index j = 0; j < 5; ++j) x(i, j) = double(i % 97) / 7.0 - double(j) / 3.0;
         DenseMatrix<double> y(3000, 5);
-        mxm(y, no_mask, no_accum, plus_times{}, b, x);
+        mxm(y, no_mask, no_accum, plus_times{}, b, on_default(x));
         Tuples<double> yt;
-        yt.v.assign(y.data().begin(), y.data().end());
+        const DenseMatrix<double> yh = on_host(y);
+        yt.v.assign(yh.data().begin(), yh.data().end());
         out.push_back(yt);
         return out;
     };

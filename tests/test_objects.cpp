@@ -45,7 +45,8 @@ ref::Dense<int> brute_build(Index m, Index n, const Tuples& t, Dup dup) {
 
 // CSR invariants: offsets start at 0 and do not decrease, columns strictly increase within each row.
 template <class T>
-void check_csr_invariants(const Matrix<T>& a) {
+void check_csr_invariants(const Matrix<T>& ga) {
+    const Matrix<T> a = ga.to(Context::cpu());
     auto off = a.row_offsets();
     REQUIRE(off.size() == a.nrows() + 1);
     REQUIRE(off[0] == 0);
@@ -336,16 +337,16 @@ TEST_CASE("Matrix::import_csr takes the arrays without copying", "[objects][matr
         const ColIndex* idx_before = csr.indices.data();
         const Offset* off_before = csr.offsets.data();
         auto a = Matrix<int>::import_csr(m, n, std::move(csr.offsets), std::move(csr.indices), std::move(csr.values));
-        CHECK(a.values().data() == vals_before);
-        CHECK(a.col_indices().data() == idx_before);
-        CHECK(a.row_offsets().data() == off_before);
+        CHECK(a.storage_values().data() == vals_before);
+        CHECK(a.storage_indices().data() == idx_before);
+        CHECK(a.storage_offsets().data() == off_before);
         REF_REQUIRE_SAME(ref::to_dense(a), d);
 
         // The CsrArrays overload, and export_csr && moving them out again.
         auto csr2 = csr_of(d);
         const int* v2 = csr2.values.data();
         auto b = Matrix<int>::import_csr(std::move(csr2));
-        CHECK(b.values().data() == v2);
+        CHECK(b.storage_values().data() == v2);
         auto out = std::move(b).export_csr();
         CHECK(out.values.data() == v2);
         CHECK(out.nrows == m);
@@ -471,9 +472,9 @@ TEST_CASE("Matrix::export_csr: && moves out, const& copies", "[objects][matrix][
         const auto& ca = a;
         auto copy = ca.export_csr();
         REF_REQUIRE_SAME(ref::to_dense(a), d);  // untouched
-        if (a.nvals()) CHECK(copy.values.data() != a.values().data());
+        if (a.nvals()) CHECK(copy.values.data() != a.storage_values().data());
         auto want = ref::to_dense(a);
-        const double* before = a.values().data();
+        const double* before = a.storage_values().data();
         auto moved = std::move(a).export_csr();
         if (moved.values.size()) CHECK(moved.values.data() == before);
         CHECK(a.nvals() == 0);
@@ -520,7 +521,8 @@ TEST_CASE("Matrix::transposed is cached and dropped on change", "[objects][matri
         // Writing through the backend accessors drops it too.
         if (a.nvals()) {
             (void)a.transposed();
-            a.values_mut()[0] = -77;
+            const int x = -77;  // copy_from: the array may live on the GPU
+            a.values_mut().copy_from(&x, Context::cpu(), 1);
             CHECK_FALSE(a.has_cached_transpose());
             REF_REQUIRE_SAME(ref::to_dense(a.transposed()), ref::transpose(ref::to_dense(a)));
         }
@@ -570,7 +572,7 @@ TEST_CASE("moved-from Matrix and Vector keep their invariants", "[objects][move]
     auto a = ref::to_matrix(g.matrix<int>(5, 4, 0.5));
     Matrix<int> b = std::move(a);
     CHECK(b.nrows() == 5);
-    CHECK(a.row_offsets().size() == a.nrows() + 1);
+    CHECK(a.storage_offsets().size() == a.nrows() + 1);
     a = Matrix<int>(2, 2);  // reassigning works whatever the state
     CHECK(a.nvals() == 0);
 
@@ -578,7 +580,7 @@ TEST_CASE("moved-from Matrix and Vector keep their invariants", "[objects][move]
     REQUIRE(u.nvals() > 0);
     Vector<int> w = std::move(u);
     CHECK(w.size() == 20);
-    CHECK(u.nvals() <= (u.is_dense() ? u.bitmap().size() : u.indices().size()));
+    CHECK(u.nvals() <= (u.is_dense() ? u.storage_bitmap().size() : u.storage_indices().size()));
 }
 
 // ---------------------------------------------------------------------------------------------- Vector
@@ -664,7 +666,7 @@ TEST_CASE("Vector::full, get, set, remove and the two storage forms", "[objects]
             v.to_sparse();
             REF_REQUIRE_SAME(ref::to_dense(v), d);
             CHECK(v.nvals() == d.nvals());
-            CHECK(v.indices().size() == d.nvals());
+            CHECK(v.storage_indices().size() == d.nvals());
             // dup is independent.
             v.set(0, 12345);
             REF_REQUIRE_SAME(ref::to_dense(u), d);
@@ -717,7 +719,7 @@ TEST_CASE("Vector::import_sparse and import_dense", "[objects][vector][import]")
     const double* p = val.data();
     auto u = Vector<double>::import_sparse(8, std::move(idx), std::move(val));
     CHECK_FALSE(u.is_dense());
-    CHECK(u.values().data() == p);
+    CHECK(u.storage_values().data() == p);
     CHECK(u.nvals() == 3);
     CHECK(u.get(4) == -2.0);
     CHECK_FALSE(u.get(5).has_value());
@@ -734,7 +736,7 @@ TEST_CASE("Vector::import_sparse and import_dense", "[objects][vector][import]")
     const int* dp = dv.data();
     auto w = Vector<int>::import_dense(4, std::move(dv), Array<std::uint8_t>{1, 0, 2, 0});
     CHECK(w.is_dense());
-    CHECK(w.values().data() == dp);
+    CHECK(w.storage_values().data() == dp);
     CHECK(w.nvals() == 2);
     CHECK(w.get(0) == 5);
     CHECK_FALSE(w.get(1).has_value());
@@ -745,7 +747,7 @@ TEST_CASE("Vector::import_sparse and import_dense", "[objects][vector][import]")
     CHECK(ti == std::vector<Index>{0, 2});
     CHECK(tv == std::vector<int>{5, 7});
     w.to_sparse();
-    CHECK(w.indices().size() == 2);
+    CHECK(w.storage_indices().size() == 2);
     CHECK(w.get(2) == 7);
     auto full = Vector<int>::import_dense(3, Array<int>{1, 2, 3});
     CHECK(full.nvals() == 3);
@@ -757,8 +759,36 @@ TEST_CASE("Vector::import_sparse and import_dense", "[objects][vector][import]")
 
 // ---------------------------------------------------------------------------------------------- DenseMatrix
 
+// On the CUDA backend the host views of a GPU object refuse (reading device memory on the host would crash);
+// copying the object to the CPU first works. On the CPU backend the views are plain host memory.
+TEST_CASE("host views of a GPU object are refused with a message", "[objects]") {
+    using Catch::Matchers::Contains;
+    Matrix<int> a = Matrix<int>::from_tuples(2, 3, std::vector<Index>{0, 1}, std::vector<Index>{2, 0},
+                                             std::vector<int>{5, 6});
+    Vector<int> u = Vector<int>::from_tuples(4, std::vector<Index>{1}, std::vector<int>{9});
+    DenseMatrix<int> x(2, 2, 3);
+    if (!a.context().is_cuda()) {
+        CHECK(a.values().size() == 2);
+        CHECK(u.indices().size() == 1);
+        CHECK(x(1, 1) == 3);
+        return;
+    }
+    CHECK_THROWS_WITH(a.row_offsets(), Contains("Matrix::row_offsets") && Contains("lives on the GPU"));
+    CHECK_THROWS_AS(a.col_indices(), InvalidValue);
+    CHECK_THROWS_AS(a.values(), InvalidValue);
+    CHECK_THROWS_AS(u.indices(), InvalidValue);
+    CHECK_THROWS_AS(u.values(), InvalidValue);
+    CHECK_THROWS_WITH(x(0, 0), Contains("DenseMatrix::operator()"));
+    CHECK_THROWS_AS(x.data(), InvalidValue);
+    CHECK_THROWS_AS(x.row(1), InvalidValue);
+    const Matrix<int> ah = a.to(Context::cpu());
+    CHECK(ah.values()[0] == 5);
+    CHECK(u.to(Context::cpu()).values()[0] == 9);
+    CHECK(x.to(Context::cpu())(1, 0) == 3);
+}
+
 TEST_CASE("DenseMatrix construction, access and import_row_major", "[objects][dense]") {
-    DenseMatrix<float> a(3, 4, 1.5f);
+    DenseMatrix<float> a(3, 4, 1.5f, Context::cpu());
     CHECK(a.nrows() == 3);
     CHECK(a.ncols() == 4);
     CHECK(a.data().size() == 12);

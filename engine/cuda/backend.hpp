@@ -10,6 +10,7 @@
 #include "engine/config.hpp"
 #include "engine/cuda/opcodes.hpp"
 #include "engine/descriptor.hpp"
+#include "engine/prune_rule.hpp"
 
 namespace hybla {
 template <class T> class Matrix;
@@ -90,6 +91,9 @@ template <class T> DenseMatrix<T> spmm(const Matrix<T>& a, const DenseMatrix<T>&
 template <class T>
 Matrix<T> sddmm(const MaskPattern& mask, Index nrows, Index ncols, const DenseMatrix<T>& a, const DenseMatrix<T>& bt,
                 SemiringCode sr);
+// mxm_pruned and inflate_rows of engine/prune.hpp (float and double only).
+template <class T> Matrix<T> mxm_pruned(const Matrix<T>& a, const Matrix<T>& b, const PruneRule& rule, PruneStats& stats);
+template <class T> void inflate_rows(Matrix<T>& a, double power);
 template <class T> DenseMatrix<T> dense_transpose(const DenseMatrix<T>& a);
 // C = accum(C, T) element by element.
 template <class T> void dense_accumulate(DenseMatrix<T>& c, const DenseMatrix<T>& t, BinaryOp accum);

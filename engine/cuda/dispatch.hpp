@@ -2,6 +2,7 @@
 // output type on the GPU, turns masks into the pattern of their true entries, and calls engine/cuda/backend.hpp.
 #pragma once
 #include <memory>
+#include <concepts>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -35,10 +36,16 @@ template <class Op> MonoidOp monoid_code(const char* op) {
     if constexpr (monoid_code_of<Op>::known) return monoid_code_of<Op>::value;
     else throw InvalidValue(no_kernel(op, "the monoid", typeid(Op).name()));
 }
+// An operator object as a code: a built-in operator type, or any operator that names the built-in operator
+// it computes through a member `BinaryOp cuda_code() const` (an operator chosen at run time, for example).
+template <class Op> BinaryOp binary_code(const Op& o, const char* op) {
+    if constexpr (requires { { o.cuda_code() } -> std::convertible_to<BinaryOp>; }) return o.cuda_code();
+    else return binary_code<Op>(op);
+}
 // The accumulator as a code (nullopt: none).
-template <class Accum> std::optional<BinaryOp> accum_code(const char* op) {
+template <class Accum> std::optional<BinaryOp> accum_code(const Accum& accum, const char* op) {
     if constexpr (std::is_same_v<Accum, NoAccum>) return std::nullopt;
-    else return binary_code<Accum>(op);
+    else return binary_code(accum, op);
 }
 
 // An operand in the output's value type: the object itself, or a cast copy (on the heap, so that moving the
@@ -90,8 +97,8 @@ public:
 private:
     template <class M>
     void set(const Matrix<M>& m) {
-        pattern_.offsets = m.row_offsets().data();
-        pattern_.cols = m.col_indices().data();
+        pattern_.offsets = m.storage_offsets().data();
+        pattern_.cols = m.storage_indices().data();
         none_ = false;
     }
     MaskPattern pattern_;
@@ -107,9 +114,9 @@ inline std::vector<Index> list_of(const IndexSet& s, Index n) {
 }
 
 template <class TC, class MaskT, class Accum>
-void write_back(Matrix<TC>& c, Matrix<TC>&& t, const MaskT& mask, Accum, const Descriptor& d, const char* op) {
+void write_back(Matrix<TC>& c, Matrix<TC>&& t, const MaskT& mask, Accum accum, const Descriptor& d, const char* op) {
     MaskHolder mh(mask, d);
-    auto acc = accum_code<Accum>(op);
+    auto acc = accum_code(accum, op);
     cuda::write_back(c, std::move(t), mh.get(), acc ? &*acc : nullptr, d.replace);
 }
 template <class TW, class MaskT, class Accum>

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "engine/cuda/runtime.hpp"
+#include "engine/memory.hpp"
 #include "engine/error.hpp"
 
 namespace hybla::cuda {
@@ -58,6 +59,20 @@ void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, void* st
                                                           : cudaMemcpyDeviceToDevice;
     check(cudaMemcpyAsync(dst, src, bytes, k, as_stream(stream)), "cudaMemcpyAsync", bytes);
     check(cudaStreamSynchronize(as_stream(stream)), "cudaStreamSynchronize after a copy");
+}
+
+std::size_t pool_peak_bytes(int device) {
+    cudaMemPool_t pool;
+    check(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool");
+    std::uint64_t high = 0;
+    check(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &high), "cudaMemPoolGetAttribute");
+    return std::size_t(high);
+}
+void pool_reset_peak(int device) {
+    cudaMemPool_t pool;
+    check(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool");
+    std::uint64_t zero = 0;
+    check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero), "cudaMemPoolSetAttribute");
 }
 
 void synchronize(void* stream) { check(cudaStreamSynchronize(as_stream(stream)), "cudaStreamSynchronize"); }

@@ -114,9 +114,9 @@ std::string first_difference(const Matrix<T>& got, const Matrix<T>& want) {
     if (got.nrows() != want.nrows() || got.ncols() != want.ncols())
         return "shape " + detail::shape(got.nrows(), got.ncols()) + ", expected " +
                detail::shape(want.nrows(), want.ncols());
-    const auto go = got.row_offsets(), wo = want.row_offsets();
-    const auto gc = got.col_indices(), wc = want.col_indices();
-    const auto gv = got.values(), wv = want.values();
+    const auto go = got.storage_offsets(), wo = want.storage_offsets();
+    const auto gc = got.storage_indices(), wc = want.storage_indices();
+    const auto gv = got.storage_values(), wv = want.storage_values();
     if (go.size() != wo.size()) return "offsets array of " + std::to_string(go.size()) + " entries";
     for (Index i = 0; i < want.nrows(); ++i) {
         Offset pg = go[i], pw = wo[i];
@@ -165,7 +165,7 @@ void check(const std::string& name, const Matrix<T>& a, const Matrix<T>& b, cons
         const Context gpu = Context::cuda();
         Matrix<T> ag = a.to(gpu), bg = b.to(gpu);
         Matrix<bool> mg = mask ? mask->to(gpu) : Matrix<bool>(0, 0, gpu);
-        cuda::MaskPattern mp{mg.row_offsets().data(), mg.col_indices().data(), complement};
+        cuda::MaskPattern mp{mg.storage_offsets().data(), mg.storage_indices().data(), complement};
         Matrix<T> got = cuda::spgemm<T>(ag, bg, cuda::semiring_code_of<Sr>::value, mask ? &mp : nullptr);
         if (!got.context().is_cuda()) {
             report(name, "the result does not live on the GPU");
@@ -208,10 +208,10 @@ Matrix<std::int64_t> lower_triangle_graph(Index n, double density, Index hub) {
 
 template <class T>
 Matrix<bool> as_pattern(const Matrix<T>& a) {
-    Array<Offset> off(a.row_offsets().size());
-    std::copy(a.row_offsets().begin(), a.row_offsets().end(), off.begin());
+    Array<Offset> off(a.storage_offsets().size());
+    std::copy(a.storage_offsets().begin(), a.storage_offsets().end(), off.begin());
     Array<ColIndex> cols(a.nvals());
-    std::copy(a.col_indices().begin(), a.col_indices().end(), cols.begin());
+    std::copy(a.storage_indices().begin(), a.storage_indices().end(), cols.begin());
     return Matrix<bool>::import_csr(a.nrows(), a.ncols(), std::move(off), std::move(cols), Array<bool>(a.nvals(), true),
                                     false);
 }

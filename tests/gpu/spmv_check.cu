@@ -207,8 +207,8 @@ void check_case(const std::string& name, const Matrix<T>& a, const Matrix<T>& ga
             ++failures;
             return;
         }
-        const auto hb = h.bitmap(), rb = ref.bitmap();
-        const auto hv = h.values(), rv = ref.values();
+        const auto hb = h.storage_bitmap(), rb = ref.storage_bitmap();
+        const auto hv = h.storage_values(), rv = ref.storage_values();
         Index count = 0;
         for (Index i = 0; i < h.size(); ++i) {
             if (hb[i] > 1) {

@@ -203,21 +203,21 @@ std::string diff_matrix(const Matrix<T>& ref, const Matrix<T>& gpu, bool loose =
                std::to_string(ref.nrows()) + "x" + std::to_string(ref.ncols());
     if (g.nvals() != ref.nvals())
         return "nvals " + std::to_string(g.nvals()) + ", expected " + std::to_string(ref.nvals());
-    if (g.row_offsets().size() != ref.nrows() + 1 || g.col_indices().size() != ref.nvals() ||
-        g.values().size() != ref.nvals())
+    if (g.storage_offsets().size() != ref.nrows() + 1 || g.storage_indices().size() != ref.nvals() ||
+        g.storage_values().size() != ref.nvals())
         return "array sizes do not match nrows/nvals";
     for (Index i = 0; i <= ref.nrows(); ++i)
-        if (g.row_offsets()[i] != ref.row_offsets()[i])
-            return "row offset " + std::to_string(i) + ": " + std::to_string(g.row_offsets()[i]) + ", expected " +
-                   std::to_string(ref.row_offsets()[i]);
+        if (g.storage_offsets()[i] != ref.storage_offsets()[i])
+            return "row offset " + std::to_string(i) + ": " + std::to_string(g.storage_offsets()[i]) + ", expected " +
+                   std::to_string(ref.storage_offsets()[i]);
     for (Index p = 0; p < ref.nvals(); ++p)
-        if (g.col_indices()[p] != ref.col_indices()[p])
-            return "column at position " + std::to_string(p) + ": " + std::to_string(g.col_indices()[p]) +
-                   ", expected " + std::to_string(ref.col_indices()[p]);
+        if (g.storage_indices()[p] != ref.storage_indices()[p])
+            return "column at position " + std::to_string(p) + ": " + std::to_string(g.storage_indices()[p]) +
+                   ", expected " + std::to_string(ref.storage_indices()[p]);
     for (Index p = 0; p < ref.nvals(); ++p)
-        if (!same_value(g.values()[p], ref.values()[p], loose))
-            return "value at position " + std::to_string(p) + " (column " + std::to_string(ref.col_indices()[p]) +
-                   "): " + show(g.values()[p]) + ", expected " + show(ref.values()[p]);
+        if (!same_value(g.storage_values()[p], ref.storage_values()[p], loose))
+            return "value at position " + std::to_string(p) + " (column " + std::to_string(ref.storage_indices()[p]) +
+                   "): " + show(g.storage_values()[p]) + ", expected " + show(ref.storage_values()[p]);
     return "";
 }
 
@@ -305,9 +305,9 @@ Matrix<T> filter_map(const Matrix<T>& a, Keep keep, F f) {
     off[0] = 0;
     for (Index i = 0; i < a.nrows(); ++i) {
         for (Offset p = a.row_begin(i); p < a.row_end(i); ++p)
-            if (keep(i, Index(a.col_indices()[p]), a.values()[p])) {
-                cols.push_back(a.col_indices()[p]);
-                vals.push_back(T(f(a.values()[p])));
+            if (keep(i, Index(a.storage_indices()[p]), a.storage_values()[p])) {
+                cols.push_back(a.storage_indices()[p]);
+                vals.push_back(T(f(a.storage_values()[p])));
             }
         off[i + 1] = cols.size();
     }
@@ -335,8 +335,8 @@ Matrix<T> kronecker_reference(const Matrix<T>& a, const Matrix<T>& b, Op op) {
         const Index ia = i / mb, ib = i % mb;
         for (Offset p = a.row_begin(ia); p < a.row_end(ia); ++p)
             for (Offset q = b.row_begin(ib); q < b.row_end(ib); ++q) {
-                cols.push_back(ColIndex(Index(a.col_indices()[p]) * nb + b.col_indices()[q]));
-                vals.push_back(op(a.values()[p], b.values()[q]));
+                cols.push_back(ColIndex(Index(a.storage_indices()[p]) * nb + b.storage_indices()[q]));
+                vals.push_back(op(a.storage_values()[p], b.storage_values()[q]));
             }
         off[i + 1] = cols.size();
     }
@@ -442,7 +442,7 @@ void check_reduce(const std::string& sn, const Matrix<T>& a, const Matrix<T>& ga
             return diff_vector(ref, g, loose);
         });
         run_case(std::string("reduce_all matrix ") + mn + " " + type_name<T>() + " " + sn, [&] {
-            T ref = reduce_reference<M, T>(a.values().data(), nullptr, a.nvals());
+            T ref = reduce_reference<M, T>(a.storage_values().data(), nullptr, a.nvals());
             T g = cuda::reduce_all(ga, code);
             return same_value(g, ref, loose) ? std::string() : show(g) + ", expected " + show(ref);
         });
@@ -474,7 +474,7 @@ void check_reduce_vectors() {
                 run_case(std::string("reduce_all vector ") + mn + " " + type_name<T>() + " " + kn[kind] + " n=" +
                              std::to_string(n),
                          [&] {
-                             T ref = reduce_reference<M, T>(u.values().data(), u.is_dense() ? u.bitmap().data() : nullptr,
+                             T ref = reduce_reference<M, T>(u.storage_values().data(), u.is_dense() ? u.storage_bitmap().data() : nullptr,
                                                             u.is_dense() ? u.size() : u.nvals());
                              T g = cuda::reduce_all(gu, cuda::monoid_code_of<M>::value);
                              return same_value(g, ref, loose) ? std::string() : show(g) + ", expected " + show(ref);
@@ -558,7 +558,7 @@ void check_assign(const std::string& sn, const Matrix<T>& c0, const Matrix<T>& g
                                  cpu::assign_region(ref, NoMask{}, accum, IndexSet(r), r.size(), IndexSet(c), c.size(),
                                                     [&](Index i, auto&& emit) {
                                                         for (Offset p = a.row_begin(i); p < a.row_end(i); ++p)
-                                                            emit(Index(a.col_indices()[p]), a.values()[p]);
+                                                            emit(Index(a.storage_indices()[p]), a.storage_values()[p]);
                                                     },
                                                     Descriptor{});
                                  Matrix<T> g = gc0;
@@ -645,7 +645,7 @@ void check_type(const std::vector<Shape>& all_shapes) {
                 run_case("assign " + rn + ", " + cn + (acc ? ", accum plus " : ", no accum ") + type_name<T>() + " skewed", [&] {
                     Matrix<T> ref = c;
                     auto src = [&](Index i, auto&& emit) {
-                        for (Offset p = a.row_begin(i); p < a.row_end(i); ++p) emit(Index(a.col_indices()[p]), a.values()[p]);
+                        for (Offset p = a.row_begin(i); p < a.row_end(i); ++p) emit(Index(a.storage_indices()[p]), a.storage_values()[p]);
                     };
                     if (acc) cpu::assign_region(ref, NoMask{}, plus_op{}, IndexSet(r), r.size(), IndexSet(cl), cl.size(), src, Descriptor{});
                     else cpu::assign_region(ref, NoMask{}, NoAccum{}, IndexSet(r), r.size(), IndexSet(cl), cl.size(), src, Descriptor{});

@@ -94,9 +94,9 @@ std::string same_matrix(const Matrix<T>& g, const Matrix<T>& c) {
     } catch (const std::exception& e) {
         return std::string("invalid CSR: ") + e.what();
     }
-    auto off = c.row_offsets();
-    auto ci = c.col_indices();
-    auto cv = c.values();
+    auto off = c.storage_offsets();
+    auto ci = c.storage_indices();
+    auto cv = c.storage_values();
     for (Index i = 0; i <= c.nrows(); ++i)
         if (csr.offsets[i] != off[i])
             return "row offset " + std::to_string(i) + ": " + std::to_string(csr.offsets[i]) + " vs " +
@@ -122,17 +122,17 @@ std::string same_vector(const Vector<T>& g, const Vector<T>& c, bool check_form)
         return std::string("storage ") + (g.is_dense() ? "dense" : "sparse") + " vs " + (c.is_dense() ? "dense" : "sparse");
     Vector<T> h = g.to(Context::cpu());
     if (h.is_dense()) {
-        if (h.values().size() != h.size() || h.bitmap().size() != h.size()) return "dense arrays of the wrong size";
+        if (h.storage_values().size() != h.size() || h.storage_bitmap().size() != h.size()) return "dense arrays of the wrong size";
         Index cnt = 0;
-        for (auto b : h.bitmap()) {
+        for (auto b : h.storage_bitmap()) {
             if (b > 1) return "bitmap byte other than 0/1";
             cnt += b;
         }
         if (cnt != h.nvals()) return "bitmap counts " + std::to_string(cnt) + " but nvals is " + std::to_string(h.nvals());
     } else {
-        if (h.indices().size() != h.nvals() || h.values().size() != h.nvals()) return "sparse arrays of the wrong size";
-        for (std::size_t k = 1; k < h.indices().size(); ++k)
-            if (h.indices()[k] <= h.indices()[k - 1]) return "sparse indices not increasing";
+        if (h.storage_indices().size() != h.nvals() || h.storage_values().size() != h.nvals()) return "sparse arrays of the wrong size";
+        for (std::size_t k = 1; k < h.storage_indices().size(); ++k)
+            if (h.storage_indices()[k] <= h.storage_indices()[k - 1]) return "sparse indices not increasing";
     }
     std::vector<Index> gi, ci;
     std::vector<T> gv, cv;
@@ -453,7 +453,7 @@ void check_write_back(std::mt19937_64& rng) {
                         d.mask_structure = true;
                         d.mask_complement = mk == MaskKind::complement;
                         d.replace = replace;
-                        cuda::MaskPattern mp{gmask.row_offsets().data(), gmask.col_indices().data(), d.mask_complement};
+                        cuda::MaskPattern mp{gmask.storage_offsets().data(), gmask.storage_indices().data(), d.mask_complement};
                         Matrix<T> gc = c.to(gpu());
                         cuda::write_back(gc, t.to(gpu()), mk == MaskKind::none ? nullptr : &mp,
                                          acc < 0 ? no_accum_code : &accums[acc], replace);
@@ -472,7 +472,7 @@ void check_write_back(std::mt19937_64& rng) {
             Descriptor d;
             d.mask_structure = true;
             Matrix<T> gc = c.to(gpu());
-            cuda::MaskPattern mp{gc.row_offsets().data(), gc.col_indices().data(), false};
+            cuda::MaskPattern mp{gc.storage_offsets().data(), gc.storage_indices().data(), false};
             BinaryOp plus = BinaryOp::plus;
             cuda::write_back(gc, t.to(gpu()), &mp, &plus, false);
             Matrix<T> hc = c;
@@ -495,7 +495,7 @@ void check_write_back(std::mt19937_64& rng) {
                         d.mask_complement = complement;
                         d.replace = replace;
                         Matrix<bool> mc = cuda::as_column(m.to(gpu()));
-                        cuda::MaskPattern mp{mc.row_offsets().data(), mc.col_indices().data(), complement};
+                        cuda::MaskPattern mp{mc.storage_offsets().data(), mc.storage_indices().data(), complement};
                         Matrix<T> wc = cuda::as_column(w.to(gpu()));
                         BinaryOp plus = BinaryOp::plus;
                         cuda::write_back(wc, cuda::as_column(t.to(gpu())), &mp, &plus, replace);

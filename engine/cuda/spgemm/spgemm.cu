@@ -485,13 +485,13 @@ Matrix<T> spgemm(const Matrix<T>& a, const Matrix<T>& b, SemiringCode sr, const 
     const Index m = a.nrows(), n = b.ncols();
     esc::Operands x{m,
                     n,
-                    a.row_offsets().data(),
-                    a.col_indices().data(),
+                    a.storage_offsets().data(),
+                    a.storage_indices().data(),
                     a.nvals(),
-                    b.row_offsets().data(),
-                    b.col_indices().data(),
+                    b.storage_offsets().data(),
+                    b.storage_indices().data(),
                     b.nvals()};
-    esc::ValueSink<T> sink(esc::Products<T>{a.values().data(), b.values().data(), sr.multiply, sr.add});
+    esc::ValueSink<T> sink(esc::Products<T>{a.storage_values().data(), b.storage_values().data(), sr.multiply, sr.add});
     esc::PatternResult pattern = esc::expand_sort_compress(x, mask, ctx, sink);
     if (pattern.empty) return Matrix<T>(m, n, ctx);
     Array<T> vals = sink.values(pattern.nnz, ctx);

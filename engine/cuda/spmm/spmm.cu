@@ -97,8 +97,8 @@ DenseMatrix<T> spmm(const Matrix<T>& a, const DenseMatrix<T>& b, SemiringCode sr
     Array<T> out(m * w, ctx);
     if (m * w > 0) {
         auto s = static_cast<cudaStream_t>(ctx.stream());
-        spmm_kernel<T><<<blocks_for(m * warp, 256), 256, 0, s>>>(m, w, a.row_offsets().data(), a.col_indices().data(),
-                                                                  a.values().data(), b.data().data(), out.data(),
+        spmm_kernel<T><<<blocks_for(m * warp, 256), 256, 0, s>>>(m, w, a.storage_offsets().data(), a.storage_indices().data(),
+                                                                  a.storage_values().data(), b.storage().data(), out.data(),
                                                                   RuntimeSemiring{sr});
         check_launch("SpMM kernel");
     }
@@ -119,8 +119,8 @@ Matrix<T> sddmm(const MaskPattern& mask, Index nrows, Index ncols, const DenseMa
     Array<T> vals(nnz, ctx);
     if (nnz > 0) {
         auto s = static_cast<cudaStream_t>(ctx.stream());
-        sddmm_kernel<T><<<blocks_for(nnz * warp, 256), 256, 0, s>>>(nrows, nnz, k, off.data(), ci.data(), a.data().data(),
-                                                                     bt.data().data(), vals.data(), RuntimeSemiring{sr});
+        sddmm_kernel<T><<<blocks_for(nnz * warp, 256), 256, 0, s>>>(nrows, nnz, k, off.data(), ci.data(), a.storage().data(),
+                                                                     bt.storage().data(), vals.data(), RuntimeSemiring{sr});
         check_launch("SDDMM kernel");
     }
     return Matrix<T>::import_csr(nrows, ncols, std::move(off), std::move(ci), std::move(vals), false);

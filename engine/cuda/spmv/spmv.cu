@@ -587,7 +587,7 @@ Vector<T> run(const Matrix<T>& m, const Vector<T>& u, Sr sr, bool flip, const Ma
           size_t(ntiles), kTile);
 
     const int sms = sm_count(ctx.device());
-    const Offset* off = m.row_offsets().data();
+    const Offset* off = m.storage_offsets().data();
     const MaskPattern mp = mask ? *mask : MaskPattern{};
     const std::uint64_t groups = (n + 3) / 4;
     const std::uint64_t prepare_blocks = std::clamp<std::uint64_t>(
@@ -600,8 +600,8 @@ Vector<T> run(const Matrix<T>& m, const Vector<T>& u, Sr sr, bool flip, const Ma
     const unsigned tile_blocks = unsigned(std::min<std::uint64_t>(ntiles, 0x7fffffffu));
     launch_after_previous(spmv_tiles<T, Sr, kGeneral, Shape>, tile_blocks, Shape::block, stream, ctx.device(),
                           "spmv tile kernel launch",
-                          off, m.col_indices().data(), m.values().data(), u.values().data(),
-                          u_full ? nullptr : u.bitmap().data(), n, nnz, ntiles, (const Index*)tile_row, y.data(),
+                          off, m.storage_indices().data(), m.storage_values().data(), u.storage_values().data(),
+                          u_full ? nullptr : u.storage_bitmap().data(), n, nnz, ntiles, (const Index*)tile_row, y.data(),
                           ybm.data(), carry_val, carry_has, sr, flip, mp, counter);
     const unsigned fixup_blocks = unsigned(
         std::max<std::uint64_t>(1, std::min<std::uint64_t>((ntiles + kFixupBlock - 1) / kFixupBlock, std::uint64_t(sms) * 16)));

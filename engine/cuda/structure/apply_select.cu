@@ -54,8 +54,8 @@ using namespace keys;
 template <class T>
 Matrix<T> with_values(const Matrix<T>& a, Array<T> vals) {
     const Context& ctx = a.context();
-    return Matrix<T>::import_csr(a.nrows(), a.ncols(), clone(a.row_offsets().data(), a.nrows() + 1, ctx),
-                                 clone(a.col_indices().data(), a.nvals(), ctx), std::move(vals), false);
+    return Matrix<T>::import_csr(a.nrows(), a.ncols(), clone(a.storage_offsets().data(), a.nrows() + 1, ctx),
+                                 clone(a.storage_indices().data(), a.nvals(), ctx), std::move(vals), false);
 }
 
 template <class X>
@@ -116,7 +116,7 @@ Matrix<T> apply_unary(const Matrix<T>& a, UnaryOp op) {
     const Context& ctx = a.context();
     const Offset n = a.nvals();
     Array<T> out(n, ctx);
-    const T* av = a.values().data();
+    const T* av = a.storage_values().data();
     T* o = out.data();
     for_each(n, ctx, "apply_unary", [=] __device__(std::uint64_t p) { o[p] = cuda::apply_unary<T>(op, av[p]); });
     return with_values(a, std::move(out));
@@ -127,7 +127,7 @@ Matrix<T> apply_bound(const Matrix<T>& a, BinaryOp op, T scalar, bool scalar_fir
     const Context& ctx = a.context();
     const Offset n = a.nvals();
     Array<T> out(n, ctx);
-    const T* av = a.values().data();
+    const T* av = a.storage_values().data();
     T* o = out.data();
     if (scalar_first)
         for_each(n, ctx, "apply_bound", [=] __device__(std::uint64_t p) { o[p] = apply_binary<T>(op, scalar, av[p]); });
@@ -141,9 +141,9 @@ Matrix<T> select(const Matrix<T>& a, const SelectCode& sel) {
     const Context& ctx = a.context();
     const Index nrows = a.nrows();
     const Offset n = a.nvals();
-    const Offset* off = a.row_offsets().data();
-    const ColIndex* ac = a.col_indices().data();
-    const T* av = a.values().data();
+    const Offset* off = a.storage_offsets().data();
+    const ColIndex* ac = a.storage_indices().data();
+    const T* av = a.storage_values().data();
     if (n == 0) return Matrix<T>(nrows, a.ncols(), ctx);
 
     Array<Offset> flags(n + 1, ctx);

@@ -154,10 +154,10 @@ Matrix<T> transpose(const Matrix<T>& a) {
     const Offset nnz = a.nvals();
     if (nnz == 0) return Matrix<T>(n, m, ctx);
     Array<Key> keys(nnz, ctx);
-    csr_to_keys(a.row_offsets().data(), a.col_indices().data(), m, nnz, keys.data(), ctx, true);
+    csr_to_keys(a.storage_offsets().data(), a.storage_indices().data(), m, nnz, keys.data(), ctx, true);
     Array<Offset> perm = sort_keys(keys, bits_for(n), bits_for(m), true, ctx);
     Array<T> vals(nnz, ctx);
-    gather(a.values().data(), perm.data(), nnz, vals.data(), ctx);
+    gather(a.storage_values().data(), perm.data(), nnz, vals.data(), ctx);
     Array<Offset> offsets = keys_to_offsets(keys.data(), nnz, n, ctx);
     Array<ColIndex> ci(nnz, ctx);
     keys_to_cols(keys.data(), nnz, ci.data(), ctx);

@@ -29,9 +29,9 @@ template <class TC, class TA>
 Matrix<TC> cast(const Matrix<TA>& a) {
     const Context& ctx = a.context();
     const Offset nnz = a.nvals();
-    return Matrix<TC>::import_csr(a.nrows(), a.ncols(), clone(a.row_offsets().data(), a.nrows() + 1, ctx),
-                                  clone(a.col_indices().data(), nnz, ctx),
-                                  convert_detail::cast_values<TC>(a.values().data(), nnz, ctx), false);
+    return Matrix<TC>::import_csr(a.nrows(), a.ncols(), clone(a.storage_offsets().data(), a.nrows() + 1, ctx),
+                                  clone(a.storage_indices().data(), nnz, ctx),
+                                  convert_detail::cast_values<TC>(a.storage_values().data(), nnz, ctx), false);
 }
 
 template <class TC, class TA>
@@ -39,17 +39,17 @@ Vector<TC> cast(const Vector<TA>& v) {
     const Context& ctx = v.context();
     if (v.is_dense())
         return Vector<TC>::adopt(v.size(), v.nvals(), true, Array<Index>(0, ctx),
-                                 convert_detail::cast_values<TC>(v.values().data(), v.size(), ctx),
-                                 clone(v.bitmap().data(), v.size(), ctx));
-    return Vector<TC>::adopt(v.size(), v.nvals(), false, clone(v.indices().data(), v.nvals(), ctx),
-                             convert_detail::cast_values<TC>(v.values().data(), v.nvals(), ctx), Array<std::uint8_t>(0, ctx));
+                                 convert_detail::cast_values<TC>(v.storage_values().data(), v.size(), ctx),
+                                 clone(v.storage_bitmap().data(), v.size(), ctx));
+    return Vector<TC>::adopt(v.size(), v.nvals(), false, clone(v.storage_indices().data(), v.nvals(), ctx),
+                             convert_detail::cast_values<TC>(v.storage_values().data(), v.nvals(), ctx), Array<std::uint8_t>(0, ctx));
 }
 
 template <class TC, class TA>
 DenseMatrix<TC> cast(const DenseMatrix<TA>& a) {
     const Context& ctx = a.context();
     return DenseMatrix<TC>::import_row_major(a.nrows(), a.ncols(),
-                                            convert_detail::cast_values<TC>(a.data().data(), a.nrows() * a.ncols(), ctx));
+                                            convert_detail::cast_values<TC>(a.storage().data(), a.nrows() * a.ncols(), ctx));
 }
 
 template <class T>
@@ -61,20 +61,20 @@ Matrix<T> as_column(const Vector<T>& v) {
     Offset* off = offsets.data();
     Array<T> vals(nv, ctx);
     if (v.is_dense()) {
-        const std::uint8_t* bm = v.bitmap().data();
+        const std::uint8_t* bm = v.storage_bitmap().data();
         for_each(n, ctx, "as_column(count)", [=] __device__(std::uint64_t i) { off[i] = bm[i] != 0; });
         exclusive_scan(off, n + 1, ctx);
-        const T* src = v.values().data();
+        const T* src = v.storage_values().data();
         T* dst = vals.data();
         for_each(n, ctx, "as_column(values)", [=] __device__(std::uint64_t i) {
             if (bm[i]) dst[off[i]] = src[i];
         });
     } else {
         // offsets[i] = how many stored indices are below i: a search per row keeps the work even.
-        const Index* idx = v.indices().data();
+        const Index* idx = v.storage_indices().data();
         for_each(n + 1, ctx, "as_column(offsets)",
                  [=] __device__(std::uint64_t i) { off[i] = lower_bound(idx, 0, nv, i); });
-        copy_device(vals.data(), v.values().data(), nv, ctx);
+        copy_device(vals.data(), v.storage_values().data(), nv, ctx);
     }
     return Matrix<T>::import_csr(n, 1, std::move(offsets), Array<ColIndex>(nv, ColIndex(0), ctx), std::move(vals),
                                  false);
@@ -86,8 +86,8 @@ Vector<T> from_column(const Matrix<T>& m) {
     const Context& ctx = m.context();
     const Index n = m.nrows();
     const Offset nv = m.nvals();
-    const Offset* off = m.row_offsets().data();
-    const T* src = m.values().data();
+    const Offset* off = m.storage_offsets().data();
+    const T* src = m.storage_values().data();
     if (nv * 16 >= n && n > 0) {
         Array<T> dv(n, ctx);
         Array<std::uint8_t> bm(n, ctx);
@@ -118,8 +118,8 @@ Vector<T> densify(const Vector<T>& v) {
     Array<std::uint8_t> bm(n, std::uint8_t(0), ctx);
     T* d = dv.data();
     std::uint8_t* b = bm.data();
-    const Index* idx = v.indices().data();
-    const T* src = v.values().data();
+    const Index* idx = v.storage_indices().data();
+    const T* src = v.storage_values().data();
     for_each(nv, ctx, "densify", [=] __device__(std::uint64_t k) {
         d[idx[k]] = src[k];
         b[idx[k]] = 1;

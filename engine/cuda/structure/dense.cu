@@ -51,7 +51,7 @@ DenseMatrix<T> dense_transpose(const DenseMatrix<T>& a) {
     if (m > 0 && n > 0) {
         const Index tiles_m = (m + tile - 1) / tile, tiles_n = (n + tile - 1) / tile;
         dim3 grid(unsigned(std::min<Index>(tiles_n, 1u << 16)), unsigned(std::min<Index>(tiles_m, 65535)));
-        transpose_kernel<T><<<grid, dim3(tile, tile_rows), 0, stream_of(ctx)>>>(a.data().data(), m, n, out.data());
+        transpose_kernel<T><<<grid, dim3(tile, tile_rows), 0, stream_of(ctx)>>>(a.storage().data(), m, n, out.data());
         check_launch("dense_transpose");
     }
     return DenseMatrix<T>::import_row_major(n, m, std::move(out));
@@ -59,9 +59,9 @@ DenseMatrix<T> dense_transpose(const DenseMatrix<T>& a) {
 
 template <class T>
 void dense_accumulate(DenseMatrix<T>& c, const DenseMatrix<T>& t, BinaryOp accum) {
-    T* cd = c.data().data();
-    const T* td = t.data().data();
-    for_each(c.data().size(), c.context(), "dense_accumulate",
+    T* cd = c.storage().data();
+    const T* td = t.storage().data();
+    for_each(c.storage().size(), c.context(), "dense_accumulate",
              [=] __device__(std::uint64_t x) { cd[x] = apply_binary<T>(accum, cd[x], td[x]); });
 }
 

@@ -107,12 +107,12 @@ using namespace keys;
 template <class T>
 Matrix<T> ewise(const Matrix<T>& a, const Matrix<T>& b, BinaryOp op, bool union_pattern) {
     const Context& ctx = a.context();
-    MergeInput ai{a.row_offsets().data(), a.col_indices().data(), a.nvals()};
-    MergeInput bi{b.row_offsets().data(), b.col_indices().data(), b.nvals()};
+    MergeInput ai{a.storage_offsets().data(), a.storage_indices().data(), a.nvals()};
+    MergeInput bi{b.storage_offsets().data(), b.storage_indices().data(), b.nvals()};
     MergePlan plan = merge_plan(a.nrows(), a.ncols(), ai, bi,
                                 union_pattern ? MergeRule::union_ : MergeRule::intersection, ctx);
     Array<T> vals(plan.nnz, ctx);
-    merge_values(plan, a.values().data(), b.values().data(), a.nvals(), b.nvals(), op, vals.data(), ctx);
+    merge_values(plan, a.storage_values().data(), b.storage_values().data(), a.nvals(), b.nvals(), op, vals.data(), ctx);
     return Matrix<T>::import_csr(a.nrows(), a.ncols(), std::move(plan.offsets), std::move(plan.cols),
                                  std::move(vals), false);
 }

@@ -237,9 +237,9 @@ AssignPlan assign_plan(Index cnrows, Index cncols, const Offset* coff, const Col
 template <class T>
 Matrix<T> extract(const Matrix<T>& a, const std::vector<Index>& rows, const std::vector<Index>& cols) {
     const Context& ctx = a.context();
-    ExtractPlan plan = extract_plan(a.row_offsets().data(), a.col_indices().data(), a.ncols(), rows, cols, ctx);
+    ExtractPlan plan = extract_plan(a.storage_offsets().data(), a.storage_indices().data(), a.ncols(), rows, cols, ctx);
     Array<T> vals(plan.nnz, ctx);
-    gather(a.values().data(), plan.src.data(), plan.nnz, vals.data(), ctx);
+    gather(a.storage_values().data(), plan.src.data(), plan.nnz, vals.data(), ctx);
     return Matrix<T>::import_csr(rows.size(), cols.size(), std::move(plan.offsets), std::move(plan.cols),
                                  std::move(vals), false);
 }
@@ -251,12 +251,12 @@ void assign(Matrix<T>& c, const Matrix<T>& a, const std::vector<Index>& rows, co
     if (rows.empty() || cols.empty()) return;       // an empty region
     if (accum && a.nvals() == 0) return;            // nothing to combine
     if (!accum && a.nvals() == 0 && c.nvals() == 0) return;
-    AssignPlan plan = assign_plan(c.nrows(), c.ncols(), c.row_offsets().data(), c.col_indices().data(), c.nvals(),
-                                  a.row_offsets().data(), a.col_indices().data(), a.nvals(), rows, cols,
+    AssignPlan plan = assign_plan(c.nrows(), c.ncols(), c.storage_offsets().data(), c.storage_indices().data(), c.nvals(),
+                                  a.storage_offsets().data(), a.storage_indices().data(), a.nvals(), rows, cols,
                                   accum != nullptr, ctx);
     // C's values that take part.
     Array<T> kept_vals;
-    const T* cv = c.values().data();
+    const T* cv = c.storage_values().data();
     if (plan.filtered) {
         kept_vals = Array<T>(plan.kept_nnz, ctx);
         T* kv = kept_vals.data();
@@ -269,7 +269,7 @@ void assign(Matrix<T>& c, const Matrix<T>& a, const std::vector<Index>& rows, co
     }
     // A's values in key order.
     Array<T> a_sorted;
-    const T* av = a.values().data();
+    const T* av = a.storage_values().data();
     if (plan.a_permuted) {
         a_sorted = Array<T>(a.nvals(), ctx);
         gather(av, plan.a_perm.data(), a.nvals(), a_sorted.data(), ctx);

@@ -74,7 +74,7 @@ Matrix<T> kronecker(const Matrix<T>& a, const Matrix<T>& b, BinaryOp op) {
     const Index ma = a.nrows(), mb = b.nrows(), nb = b.ncols();
     const Index m = ma * mb, n = a.ncols() * nb;
     if (m == 0 || a.nvals() == 0 || b.nvals() == 0) return Matrix<T>(m, n, ctx);
-    Array<Offset> off = kronecker_offsets(a.row_offsets().data(), ma, b.row_offsets().data(), mb, ctx);
+    Array<Offset> off = kronecker_offsets(a.storage_offsets().data(), ma, b.storage_offsets().data(), mb, ctx);
     Offset nnz = 0;
     check(cudaMemcpyAsync(&nnz, off.data() + m, sizeof(Offset), cudaMemcpyDeviceToHost, stream_of(ctx)),
           "cudaMemcpyAsync (kronecker count)");
@@ -83,8 +83,8 @@ Matrix<T> kronecker(const Matrix<T>& a, const Matrix<T>& b, BinaryOp op) {
     Array<T> vals(nnz, ctx);
     const std::uint64_t threads = (nnz + run_length - 1) / run_length;
     kronecker_kernel<T><<<grid_for(threads), block_size, 0, stream_of(ctx)>>>(
-        nnz, off.data(), m, mb, nb, a.row_offsets().data(), a.col_indices().data(), a.values().data(),
-        b.row_offsets().data(), b.col_indices().data(), b.values().data(), op, cols.data(), vals.data());
+        nnz, off.data(), m, mb, nb, a.storage_offsets().data(), a.storage_indices().data(), a.storage_values().data(),
+        b.storage_offsets().data(), b.storage_indices().data(), b.storage_values().data(), op, cols.data(), vals.data());
     check_launch("kronecker");
     return Matrix<T>::import_csr(m, n, std::move(off), std::move(cols), std::move(vals), false);
 }

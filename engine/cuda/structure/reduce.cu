@@ -252,8 +252,8 @@ template <class T>
 Vector<T> reduce_rows(const Matrix<T>& a, MonoidOp op) {
     const Context& ctx = a.context();
     const Index n = a.nrows();
-    const Offset* off = a.row_offsets().data();
-    const T* av = a.values().data();
+    const Offset* off = a.storage_offsets().data();
+    const T* av = a.storage_values().data();
     Array<T> out(n, ctx);
     Array<std::uint8_t> bm(n, ctx);
     if (n == 0) return Vector<T>::adopt(0, 0, true, Array<Index>(0, ctx), std::move(out), std::move(bm));
@@ -296,16 +296,16 @@ Vector<T> reduce_rows(const Matrix<T>& a, MonoidOp op) {
 
 template <class T>
 T reduce_all(const Matrix<T>& a, MonoidOp op) {
-    return reduce_values<T>(a.values().data(), nullptr, a.nvals(), op, a.context());
+    return reduce_values<T>(a.storage_values().data(), nullptr, a.nvals(), op, a.context());
 }
 
 template <class T>
 T reduce_all(const Vector<T>& a, MonoidOp op) {
     if (a.is_dense()) {
-        const std::uint8_t* present = a.bitmap().size() == a.size() ? a.bitmap().data() : nullptr;
-        return reduce_values<T>(a.values().data(), present, a.size(), op, a.context());
+        const std::uint8_t* present = a.storage_bitmap().size() == a.size() ? a.storage_bitmap().data() : nullptr;
+        return reduce_values<T>(a.storage_values().data(), present, a.size(), op, a.context());
     }
-    return reduce_values<T>(a.values().data(), nullptr, a.nvals(), op, a.context());
+    return reduce_values<T>(a.storage_values().data(), nullptr, a.nvals(), op, a.context());
 }
 
 #define HYBLA_X(T)                                                  \

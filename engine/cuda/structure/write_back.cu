@@ -17,13 +17,13 @@ void write_back(Matrix<T>& c, Matrix<T>&& t, const MaskPattern* mask, const Bina
         return;
     }
     const Context& ctx = c.context();
-    MergeInput ci{c.row_offsets().data(), c.col_indices().data(), c.nvals()};
-    MergeInput ti{t.row_offsets().data(), t.col_indices().data(), t.nvals()};
+    MergeInput ci{c.storage_offsets().data(), c.storage_indices().data(), c.nvals()};
+    MergeInput ti{t.storage_offsets().data(), t.storage_indices().data(), t.nvals()};
     // The mask may be C's own pattern: C is replaced only after everything reading it has been queued.
     MergePlan plan = merge_plan(c.nrows(), c.ncols(), ci, ti, MergeRule::write_back, ctx, mask, accum != nullptr,
                                 replace);
     Array<T> vals(plan.nnz, ctx);
-    merge_values(plan, c.values().data(), t.values().data(), c.nvals(), t.nvals(),
+    merge_values(plan, c.storage_values().data(), t.storage_values().data(), c.nvals(), t.nvals(),
                  accum ? *accum : BinaryOp::second, vals.data(), ctx);
     c = Matrix<T>::import_csr(c.nrows(), c.ncols(), std::move(plan.offsets), std::move(plan.cols), std::move(vals),
                               false);

@@ -1,0 +1,360 @@
+// mxm_pruned and inflate_rows (engine/prune.hpp) on the GPU.
+//
+// mxm_pruned: rows of A are taken in batches whose products fit a budget (a quarter of the free device memory,
+// or HYBLA_PRUNE_BATCH products when set: tests force many batches with it). Each batch is multiplied by the
+// SpGEMM of this folder in double (plus_times), then pruned at once, so only the pruned rows of earlier batches
+// are kept: the unpruned square never exists whole. Pruning a batch: the expanded values, rounded to T as mcl
+// stores them, are sorted per row (CUB segmented sort, descending); a warp per row reads the rule's threshold t
+// off its sorted row (every rule of engine/prune_rule.hpp is "keep the entries >= t"), and a second warp per
+// row compacts the kept entries in column order and rescales them by their sum.
+// Differences from the CPU backend (documented in engine/prune_rule.hpp): products are formed in double
+// always, and sums are taken in a different order, so a value may differ in its last bit.
+#include <cub/device/device_segmented_sort.cuh>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <vector>
+
+#include "engine/cuda/structure/keys.cuh"
+#include "engine/matrix.hpp"
+
+namespace hybla::cuda {
+
+namespace {
+
+using keys::check;
+using keys::check_launch;
+using keys::stream_of;
+
+constexpr unsigned warp = 32;
+constexpr unsigned warps_per_block = 8;
+
+unsigned warp_blocks(std::uint64_t rows) {
+    return unsigned(std::clamp<std::uint64_t>((rows + warps_per_block - 1) / warps_per_block, 1, 1u << 20));
+}
+
+__device__ inline double warp_sum(double x) {
+    for (int o = 16; o > 0; o >>= 1) x += __shfl_down_sync(0xffffffffu, x, o);
+    return __shfl_sync(0xffffffffu, x, 0);
+}
+__device__ inline unsigned long long warp_sum(unsigned long long x) {
+    for (int o = 16; o > 0; o >>= 1) x += __shfl_down_sync(0xffffffffu, x, o);
+    return __shfl_sync(0xffffffffu, x, 0);
+}
+
+// Products of each row: flops[i] = sum over A(i,k) of |B(k,:)|; flops has m + 1 entries (the last is set to 0
+// so that an exclusive scan gives prefix sums).
+__global__ void row_flops_kernel(Index m, const Offset* ao, const ColIndex* ac, const Offset* bo, Offset* flops) {
+    for (Index i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i <= m; i += std::uint64_t(gridDim.x) * blockDim.x) {
+        Offset f = 0;
+        if (i < m)
+            for (Offset p = ao[i]; p < ao[i + 1]; ++p) f += bo[ac[p] + 1] - bo[ac[p]];
+        flops[i] = f;
+    }
+}
+
+struct RowRule {
+    double cutoff, pct;
+    Offset select, recover;
+};
+
+// Per row of the batch, from its values sorted in descending order: the threshold, the kept count and mass,
+// and the row's statistics. Values are read as double(float) = as stored.
+template <class T>
+__global__ void threshold_kernel(Index rows, Index row0, Index ncols, const Offset* off, const T* sorted, RowRule r,
+                                 double* thr, double* kept_mass, Offset* kept, double* chaos, double* raw_mass,
+                                 std::uint8_t* mode) {
+    const unsigned lane = threadIdx.x % warp;
+    for (Index i = (blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x) / warp; i < rows;
+         i += std::uint64_t(gridDim.x) * blockDim.x / warp) {
+        const Offset b = off[i], len = off[i + 1] - b;
+        const T* v = sorted + b;
+        if (len == 0) {
+            if (lane == 0) {
+                kept[i] = 0;
+                mode[i] = 0;
+            }
+            continue;
+        }
+        // Counts and sums over the sorted row.
+        double sumsq = 0, mass = 0;
+        unsigned long long n = 0;
+        for (Offset p = lane; p < len; p += warp) {
+            const double x = double(v[p]);
+            sumsq += x * x;
+            if (x >= r.cutoff) {
+                mass += x;
+                ++n;
+            }
+        }
+        sumsq = warp_sum(sumsq);
+        mass = warp_sum(mass);
+        n = warp_sum(n);
+        const double mx = double(v[0]);
+        // The first position holding a value < x (sorted descending).
+        auto count_ge = [&](double x) {
+            Offset lo = 0, hi = len;
+            while (lo < hi) {
+                Offset mid = lo + (hi - lo) / 2;
+                if (double(v[mid]) >= x) lo = mid + 1;
+                else hi = mid;
+            }
+            return lo;
+        };
+        auto top_mass = [&](Offset k) {
+            double s = 0;
+            for (Offset p = lane; p < k; p += warp) s += double(v[p]);
+            return warp_sum(s);
+        };
+        double t = r.cutoff;
+        if (r.recover > 0 && n < r.recover && mass < r.pct) {
+            t = len <= r.recover ? -INFINITY : double(v[r.recover - 1]);
+        } else if (r.select > 0 && n > r.select) {
+            const double bar = double(v[r.select - 1]);
+            const Offset n2 = count_ge(bar);
+            const double mass2 = top_mass(n2);
+            t = bar;
+            if (r.recover > 0 && n2 < r.recover && mass2 < r.pct) t = n <= r.recover ? r.cutoff : double(v[r.recover - 1]);
+        }
+        Offset k = count_ge(t);
+        double km = top_mass(k);
+        std::uint8_t md = 1;  // keep entries >= t
+        const double pruned_mass = km;  // before the emergency measure (0 when nothing survived)
+        if (k == 0) {
+            if (row0 + i < ncols) {  // mcl's emergency measure: the unit loop
+                md = 2;
+                k = 1;
+                km = 1;
+            } else {  // past the last column: the largest entries
+                t = mx;
+                k = count_ge(mx);
+                km = top_mass(k);
+            }
+        }
+        if (lane == 0) {
+            thr[i] = t;
+            kept[i] = k;
+            kept_mass[i] = km;
+            raw_mass[i] = pruned_mass;
+            chaos[i] = (mx - sumsq) * double(k);
+            mode[i] = md;
+        }
+    }
+}
+
+// Writes the kept entries of each row in column order, divided by the kept mass (a warp per row; ballots
+// give each kept entry its position).
+template <class T>
+__global__ void compact_kernel(Index rows, Index row0, const Offset* off, const ColIndex* cols, const double* vals,
+                               const double* thr, const double* kept_mass, const std::uint8_t* mode,
+                               const Offset* out_off, ColIndex* out_cols, T* out_vals) {
+    const unsigned lane = threadIdx.x % warp;
+    for (Index i = (blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x) / warp; i < rows;
+         i += std::uint64_t(gridDim.x) * blockDim.x / warp) {
+        Offset w = out_off[i];
+        if (mode[i] == 2) {
+            if (lane == 0) {
+                out_cols[w] = ColIndex(row0 + i);
+                out_vals[w] = T(1);
+            }
+            continue;
+        }
+        if (mode[i] == 0) continue;
+        const double t = thr[i], mass = kept_mass[i];
+        for (Offset base = off[i]; base < off[i + 1]; base += warp) {
+            const Offset p = base + lane;
+            double x = 0;
+            bool keep = false;
+            if (p < off[i + 1]) {
+                x = double(T(vals[p]));
+                keep = x >= t;
+            }
+            const unsigned ballot = __ballot_sync(0xffffffffu, keep);
+            if (keep) {
+                const Offset at = w + __popc(ballot & ((1u << lane) - 1));
+                out_cols[at] = cols[p];
+                out_vals[at] = T(x / mass);
+            }
+            w += __popc(ballot);
+        }
+    }
+}
+
+template <class T>
+__global__ void inflate_kernel(Index rows, const Offset* off, T* v, double power) {
+    const unsigned lane = threadIdx.x % warp;
+    for (Index i = (blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x) / warp; i < rows;
+         i += std::uint64_t(gridDim.x) * blockDim.x / warp) {
+        double s = 0;
+        for (Offset p = off[i] + lane; p < off[i + 1]; p += warp) {
+            v[p] = T(pow(double(v[p]), power));
+            s += double(v[p]);
+        }
+        s = warp_sum(s);
+        if (s > 0)
+            for (Offset p = off[i] + lane; p < off[i + 1]; p += warp) v[p] = T(double(v[p]) / s);
+    }
+}
+
+std::uint64_t prune_batch_budget() {
+    if (const char* e = std::getenv("HYBLA_PRUNE_BATCH"); e && *e) {
+        char* end = nullptr;
+        unsigned long long v = std::strtoull(e, &end, 10);
+        if (end != e && v > 0) return v;
+    }
+    std::size_t free_bytes = 0, total_bytes = 0;
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+        cudaGetLastError();
+        return std::uint64_t(1) << 26;
+    }
+    // A batch's unpruned product costs about 60 bytes an entry here (columns, double values, sorted copy,
+    // CUB scratch) plus the SpGEMM's own batches; a quarter of the free memory, below CUB's int limit.
+    return std::clamp<std::uint64_t>(free_bytes / 4 / 60, std::uint64_t(1) << 20, std::uint64_t(1) << 30);
+}
+
+// Rows [r0, r1) of A as a matrix of their own (a copy of that slice of the arrays).
+template <class T>
+Matrix<T> row_slice(const Matrix<T>& a, Index r0, Index r1, Offset b, Offset e) {
+    const Context& ctx = a.context();
+    Array<Offset> off(r1 - r0 + 1, ctx);
+    const Offset* src = a.storage_offsets().data() + r0;
+    Offset* dst = off.data();
+    keys::for_each(r1 - r0 + 1, ctx, "mxm_pruned (row slice)", [=] __device__(std::uint64_t i) { dst[i] = src[i] - b; });
+    Array<ColIndex> cols(e - b, ctx);
+    cols.copy_from(a.storage_indices().data() + b, ctx, e - b);
+    Array<T> vals(e - b, ctx);
+    vals.copy_from(a.storage_values().data() + b, ctx, e - b);
+    return Matrix<T>::import_csr(r1 - r0, a.ncols(), std::move(off), std::move(cols), std::move(vals), false);
+}
+
+}  // namespace
+
+template <class T>
+Matrix<T> mxm_pruned(const Matrix<T>& a, const Matrix<T>& b, const PruneRule& rule, PruneStats& stats) {
+    const Context& ctx = a.context();
+    const cudaStream_t s = stream_of(ctx);
+    const Index m = a.nrows(), n = b.ncols();
+    stats = PruneStats{};
+    const Matrix<double> bd = cast<double, T>(b);
+    // Products per row, and their prefix on the host to cut batches.
+    Array<Offset> flops(m + 1, ctx);
+    row_flops_kernel<<<keys::grid_for(m + 1), keys::block_size, 0, s>>>(m, a.storage_offsets().data(),
+                                                                       a.storage_indices().data(),
+                                                                       b.storage_offsets().data(), flops.data());
+    check_launch("mxm_pruned (row products)");
+    const Array<Offset> hf = flops.to(Context::cpu());
+    Array<Offset> a_off(m + 1);
+    a_off.copy_from(a.storage_offsets().data(), ctx, m + 1);
+    const std::uint64_t budget = prune_batch_budget();
+    const RowRule rr{rule.cutoff, rule.pct, Offset(rule.select), Offset(rule.recover)};
+
+    std::vector<Matrix<T>> parts;
+    for (Index r0 = 0; r0 < m;) {
+        Index r1 = r0;
+        std::uint64_t work = 0;
+        while (r1 < m && (r1 == r0 || work + hf[r1] <= budget)) work += hf[r1++];
+        const Index rows = r1 - r0;
+        // The unpruned rows of this batch, in double.
+        const Matrix<double> ab = cast<double, T>(row_slice(a, r0, r1, a_off[r0], a_off[r1]));
+        const Matrix<double> e = spgemm<double>(ab, bd, SemiringCode{MonoidOp::plus, BinaryOp::times}, nullptr);
+        const Offset nnz = e.nvals();
+        // The values as stored (T), sorted descending within each row.
+        Array<T> stored(nnz, ctx), sorted(nnz, ctx);
+        {
+            const double* ev = e.storage_values().data();
+            T* sv = stored.data();
+            keys::for_each(nnz, ctx, "mxm_pruned (round)", [=] __device__(std::uint64_t p) { sv[p] = T(ev[p]); });
+        }
+        if (nnz > 0) {
+            if (nnz >= (Offset(1) << 31)) fail(int(cudaErrorMemoryAllocation), "mxm_pruned (a batch over 2^31 entries)", nnz);
+            const Offset* eo = e.storage_offsets().data();
+            std::size_t tmp_bytes = 0;
+            check(cub::DeviceSegmentedSort::SortKeysDescending(nullptr, tmp_bytes, stored.data(), sorted.data(), int(nnz),
+                                                               int(rows), eo, eo + 1, s),
+                  "mxm_pruned (segmented sort)");
+            Array<std::uint8_t> tmp(tmp_bytes, ctx);
+            check(cub::DeviceSegmentedSort::SortKeysDescending(tmp.data(), tmp_bytes, stored.data(), sorted.data(),
+                                                               int(nnz), int(rows), eo, eo + 1, s),
+                  "mxm_pruned (segmented sort)");
+        }
+        Array<double> thr(rows, ctx), kept_mass(rows, ctx), chaos(rows, ctx), raw_mass(rows, ctx);
+        Array<Offset> kept(rows + 1, ctx);
+        Array<std::uint8_t> mode(rows, ctx);
+        threshold_kernel<T><<<warp_blocks(rows), warps_per_block * warp, 0, s>>>(
+            rows, r0, n, e.storage_offsets().data(), sorted.data(), rr, thr.data(), kept_mass.data(), kept.data(),
+            chaos.data(), raw_mass.data(), mode.data());
+        check_launch("mxm_pruned (thresholds)");
+        // Statistics (small per-row arrays) on the host; the output offsets from the kept counts.
+        const Array<Offset> hk = kept.to(Context::cpu());
+        const Array<double> hc = chaos.to(Context::cpu()), hm = raw_mass.to(Context::cpu());
+        const Array<std::uint8_t> hmode = mode.to(Context::cpu());
+        Array<Offset> out_off_h(rows + 1);
+        Offset total = 0;
+        for (Index i = 0; i < rows; ++i) {
+            out_off_h[i] = total;
+            if (hmode[i] == 0) continue;
+            total += hk[i];
+            stats.chaos = std::max(stats.chaos, hc[i]);
+            stats.min_mass = std::min(stats.min_mass, hm[i]);
+        }
+        out_off_h[rows] = total;
+        stats.expanded += nnz;
+        stats.kept += total;
+        Array<Offset> out_off = out_off_h.to(ctx);
+        Array<ColIndex> out_cols(total, ctx);
+        Array<T> out_vals(total, ctx);
+        compact_kernel<T><<<warp_blocks(rows), warps_per_block * warp, 0, s>>>(
+            rows, r0, e.storage_offsets().data(), e.storage_indices().data(), e.storage_values().data(), thr.data(),
+            kept_mass.data(), mode.data(), out_off.data(), out_cols.data(), out_vals.data());
+        check_launch("mxm_pruned (compact)");
+        parts.push_back(Matrix<T>::import_csr(rows, n, std::move(out_off), std::move(out_cols), std::move(out_vals), false));
+        r0 = r1;
+    }
+    if (parts.size() == 1) return std::move(parts[0]);
+    // Stack the batches.
+    Offset total = 0;
+    for (const auto& p : parts) total += p.nvals();
+    Array<Offset> off(m + 1, ctx);
+    Array<ColIndex> cols(total, ctx);
+    Array<T> vals(total, ctx);
+    Index row = 0;
+    Offset at = 0;
+    for (const auto& p : parts) {
+        const Offset* src = p.storage_offsets().data();
+        Offset* dst = off.data() + row;
+        const Offset base = at;
+        keys::for_each(p.nrows(), ctx, "mxm_pruned (stack)", [=] __device__(std::uint64_t i) { dst[i] = src[i] + base; });
+        cols.copy_from(p.storage_indices().data(), ctx, p.nvals(), at);
+        vals.copy_from(p.storage_values().data(), ctx, p.nvals(), at);
+        row += p.nrows();
+        at += p.nvals();
+    }
+    {
+        Offset* last = off.data() + m;
+        keys::for_each(1, ctx, "mxm_pruned (stack)", [=] __device__(std::uint64_t) { *last = total; });
+    }
+    return Matrix<T>::import_csr(m, n, std::move(off), std::move(cols), std::move(vals), false);
+}
+
+template <class T>
+void inflate_rows(Matrix<T>& a, double power) {
+    const Context ctx = a.context();
+    CsrArrays<T> csr = std::move(a).export_csr();
+    if (csr.nrows > 0) {
+        inflate_kernel<T><<<warp_blocks(csr.nrows), warps_per_block * warp, 0, stream_of(ctx)>>>(
+            csr.nrows, csr.offsets.data(), csr.values.data(), power);
+        check_launch("inflate_rows");
+    }
+    a = Matrix<T>::import_csr(std::move(csr), false);
+}
+
+#define HYBLA_INSTANTIATE(T)                                                                                \
+    template Matrix<T> mxm_pruned<T>(const Matrix<T>&, const Matrix<T>&, const PruneRule&, PruneStats&); \
+    template void inflate_rows<T>(Matrix<T>&, double);
+HYBLA_INSTANTIATE(float)
+HYBLA_INSTANTIATE(double)
+#undef HYBLA_INSTANTIATE
+
+}  // namespace hybla::cuda

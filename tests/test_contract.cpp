@@ -1,0 +1,146 @@
+// Graph contraction against the brute-force product S·A·Sᵀ on random graphs (empty, one vertex, odd sizes,
+// skewed rows, explicit zeros, self-loops), with arbitrary integer labels (negative, extreme, few or all
+// distinct), both label orderings, all three monoids, self-loops kept and dropped; label renumbering; errors.
+#include <limits>
+#include <set>
+
+#include "algorithms/contract.hpp"
+#include "reference.hpp"
+
+using namespace hybla;
+using algorithms::Combine;
+using algorithms::LabelOrder;
+using ref::Dense;
+using ref::Index;
+
+namespace {
+
+// The compact renumbering written the slow, obvious way.
+template <class L>
+std::vector<L> expected_label_map(const std::vector<L>& labels, LabelOrder order) {
+    if (order == LabelOrder::value) {
+        std::set<L> s(labels.begin(), labels.end());
+        return std::vector<L>(s.begin(), s.end());
+    }
+    std::vector<L> seen;
+    for (L l : labels)
+        if (std::find(seen.begin(), seen.end(), l) == seen.end()) seen.push_back(l);
+    return seen;
+}
+
+// C(c, d) = the combination of every A(i, j) with label(i) = map[c] and label(j) = map[d].
+template <class T, class L>
+Dense<T> brute_contract(const Dense<T>& a, const std::vector<L>& labels, const std::vector<L>& map, Combine combine,
+                        bool drop_loops) {
+    auto compact = [&](L l) { return Index(std::find(map.begin(), map.end(), l) - map.begin()); };
+    Dense<T> c(map.size(), map.size());
+    for (Index i = 0; i < a.nrows; ++i)
+        for (Index j = 0; j < a.ncols; ++j) {
+            if (!a(i, j)) continue;
+            const Index x = compact(labels[i]), y = compact(labels[j]);
+            if (drop_loops && x == y) continue;
+            const T v = *a(i, j);
+            auto& e = c(x, y);
+            if (!e) e = v;
+            else if (combine == Combine::plus) e = *e + v;
+            else if (combine == Combine::min) e = std::min(*e, v);
+            else e = std::max(*e, v);
+        }
+    return c;
+}
+
+// Labels for n vertices drawn from `distinct` values spread over [lo, hi].
+std::vector<std::int64_t> random_labels(ref::Gen& gen, Index n, Index distinct, std::int64_t lo, std::int64_t hi) {
+    std::vector<std::int64_t> values;
+    for (Index k = 0; k < std::max<Index>(distinct, 1); ++k)
+        values.push_back(lo + std::int64_t(double(hi - lo) * gen.real() * 0.5) * 2 - (k % 2));
+    std::vector<std::int64_t> labels(n);
+    for (auto& l : labels) l = values[gen.uniform(0, values.size() - 1)];
+    return labels;
+}
+
+const char* name(Combine c) { return c == Combine::plus ? "plus" : c == Combine::min ? "min" : "max"; }
+
+template <class T>
+void check_random_contractions(std::uint64_t seed) {
+    ref::Gen gen(seed);
+    constexpr std::int64_t big = std::numeric_limits<std::int64_t>::max() / 2;
+    for (Index n : {Index(0), Index(1), Index(2), Index(7), Index(13), Index(40)})
+        for (bool skewed : {false, true})
+            for (Index distinct : {Index(1), Index(3), n / 2, n, 2 * n}) {
+                const Dense<T> d = gen.matrix<T>(n, n, skewed ? 0.1 : 0.3, skewed);
+                const Matrix<T> a = ref::to_matrix(d);
+                const auto labels = distinct % 2 ? random_labels(gen, n, distinct, -big, big)
+                                                 : random_labels(gen, n, distinct, -5, 5);
+                for (LabelOrder order : {LabelOrder::first_appearance, LabelOrder::value})
+                    for (Combine combine : {Combine::plus, Combine::min, Combine::max})
+                        for (bool drop : {false, true}) {
+                            INFO("n=" << n << " skewed=" << skewed << " distinct=" << distinct << " order="
+                                      << (order == LabelOrder::value ? "value" : "first") << " combine=" << name(combine)
+                                      << " drop_loops=" << drop);
+                            const auto got = algorithms::contract(
+                                a, labels, {.combine = combine, .order = order, .drop_self_loops = drop});
+                            const auto map = expected_label_map(labels, order);
+                            REQUIRE(got.labels == map);
+                            REQUIRE(got.matrix.nrows() == map.size());
+                            REQUIRE(got.matrix.ncols() == map.size());
+                            REF_REQUIRE_SAME(ref::to_dense(got.matrix), brute_contract(d, labels, map, combine, drop));
+                        }
+            }
+}
+
+}  // namespace
+
+TEST_CASE("contraction equals the brute-force S*A*S^T on random graphs (double weights)", "[contract]") {
+    check_random_contractions<double>(11);
+}
+
+TEST_CASE("contraction equals the brute-force S*A*S^T on random graphs (int32 weights)", "[contract]") {
+    check_random_contractions<std::int32_t>(12);
+}
+
+TEST_CASE("contraction of a small graph by hand", "[contract]") {
+    // a->b 2, b->c 3, c->a 1.5, c->d 4, d->d 1 with labels a=7, b=-3, c=7, d=0.
+    const std::vector<Index> r = {0, 1, 2, 2, 3}, c = {1, 2, 0, 3, 3};
+    const Matrix<double> a = Matrix<double>::from_tuples(4, 4, r, c, std::vector<double>{2, 3, 1.5, 4, 1});
+    const std::vector<int> labels = {7, -3, 7, 0};
+    auto got = algorithms::contract(a, labels);
+    CHECK(got.labels == std::vector<int>{7, -3, 0});
+    Dense<double> want(3, 3);
+    want(0, 0) = 1.5, want(0, 1) = 2, want(0, 2) = 4, want(1, 0) = 3, want(2, 2) = 1;
+    REF_REQUIRE_SAME(ref::to_dense(got.matrix), want);
+
+    got = algorithms::contract(a, labels, {.order = LabelOrder::value, .drop_self_loops = true});
+    CHECK(got.labels == std::vector<int>{-3, 0, 7});
+    Dense<double> want2(3, 3);
+    want2(0, 2) = 3, want2(2, 0) = 2, want2(2, 1) = 4;
+    REF_REQUIRE_SAME(ref::to_dense(got.matrix), want2);
+
+    // Every vertex in its own cluster, numbered by value: the graph itself.
+    const std::vector<std::uint64_t> own = {10, 20, 30, 40};
+    REF_REQUIRE_SAME(ref::to_dense(algorithms::contract(a, own, {.order = LabelOrder::value}).matrix), ref::to_dense(a));
+}
+
+TEST_CASE("labels are renumbered compactly in either order", "[contract]") {
+    const std::vector<std::int64_t> labels = {5, -2, 5, 9, -2, std::numeric_limits<std::int64_t>::min(), 9};
+    const auto first = algorithms::compact_labels(std::span<const std::int64_t>(labels));
+    CHECK(first.compact == std::vector<Index>{0, 1, 0, 2, 1, 3, 2});
+    CHECK(first.labels == std::vector<std::int64_t>{5, -2, 9, std::numeric_limits<std::int64_t>::min()});
+    const auto value = algorithms::compact_labels(std::span<const std::int64_t>(labels), LabelOrder::value);
+    CHECK(value.compact == std::vector<Index>{2, 1, 2, 3, 1, 0, 3});
+    CHECK(value.labels == std::vector<std::int64_t>{std::numeric_limits<std::int64_t>::min(), -2, 5, 9});
+    const auto none = algorithms::compact_labels(std::span<const std::int64_t>());
+    CHECK(none.compact.empty());
+    CHECK(none.labels.empty());
+}
+
+TEST_CASE("contraction refuses a non-square graph and a label vector of the wrong length", "[contract]") {
+    const Matrix<double> rect(3, 4), sq(5, 5);
+    CHECK_THROWS_AS(algorithms::contract(rect, std::vector<int>{1, 2, 3}), DimensionMismatch);
+    CHECK_THROWS_WITH(algorithms::contract(rect, std::vector<int>{1, 2, 3}), Catch::Contains("must be square, got 3x4"));
+    CHECK_THROWS_AS(algorithms::contract(sq, std::vector<int>{1, 2, 3, 4}), InvalidValue);
+    CHECK_THROWS_WITH(algorithms::contract(sq, std::vector<int>{1, 2, 3, 4}),
+                      Catch::Contains("expected one label per vertex, 5 in all, got 4 labels"));
+    CHECK_THROWS_AS(algorithms::contract(sq, std::vector<long>(6, 0)), InvalidValue);
+    CHECK_THROWS_AS(algorithms::contract(Matrix<double>(0, 0), std::vector<int>{1}), InvalidValue);
+}

@@ -1,0 +1,417 @@
+// Markov clustering: the pruned product and inflation against brute force, the interpretation on hand-made
+// limits, and the whole algorithm against van Dongen's mcl: the clusterings mcl 22-282 wrote for the bundled
+// graphs (data/*/mcl_I2.0.clusters.txt), and, when the `mcl` program is installed, mcl's own output files for
+// generated graphs at -I 1.4, 2 and 4 (compared byte for byte).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "algorithms/mcl.hpp"
+#include "io/abc.hpp"
+#include "io/read_graph.hpp"
+#include "reference.hpp"
+
+using namespace hybla;
+namespace fs = std::filesystem;
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------------------
+// Brute-force pruning: the rules of engine/prune_rule.hpp spelled out on a fully sorted row.
+std::vector<char> brute_keep(const std::vector<double>& e, const PruneRule& r) {
+    const std::size_t n = e.size();
+    std::vector<char> keep(n, 0);
+    if (n == 0) return keep;
+    std::vector<double> above, below;
+    for (double v : e) (v >= r.cutoff ? above : below).push_back(v);
+    std::sort(above.rbegin(), above.rend());
+    std::sort(below.rbegin(), below.rend());
+    double mass = 0;
+    for (double v : above) mass += v;
+    double t = r.cutoff;
+    if (r.recover > 0 && above.size() < r.recover && mass < r.pct) {
+        t = n <= r.recover ? -1.0 : below[r.recover - above.size() - 1];
+    } else if (r.select > 0 && above.size() > r.select) {
+        t = above[r.select - 1];
+        std::size_t n2 = 0;
+        double m2 = 0;
+        for (double v : above)
+            if (v >= t) {
+                ++n2;
+                m2 += v;
+            }
+        if (r.recover > 0 && n2 < r.recover && m2 < r.pct) t = above.size() <= r.recover ? r.cutoff : above[r.recover - 1];
+    }
+    for (std::size_t i = 0; i < n; ++i) keep[i] = e[i] >= t;
+    return keep;
+}
+
+// Small values in 1/16 steps: every product and sum below is exact in float and double, so both backends and
+// the reference agree bit for bit, and ties (the hard part of the rules) are frequent.
+Matrix<float> random_weights(ref::Gen& g, Index m, Index n, double density) {
+    std::vector<Index> r, c;
+    std::vector<float> v;
+    for (Index i = 0; i < m; ++i) {
+        const double p = g.uniform(0, 5) == 0 ? std::min(1.0, density * 6) : density;
+        for (Index j = 0; j < n; ++j)
+            if (g.real() < p) {
+                r.push_back(i);
+                c.push_back(j);
+                v.push_back(float(g.uniform(1, 6)) / 16.0f);
+            }
+    }
+    return Matrix<float>::from_tuples(m, n, r, c, v);
+}
+
+struct RefPruned {
+    ref::Dense<float> c;
+    PruneStats stats;
+};
+RefPruned brute_pruned(const Matrix<float>& ga, const Matrix<float>& gb, const PruneRule& rule) {
+    const auto a = ref::to_dense(ga), b = ref::to_dense(gb);
+    RefPruned out{ref::Dense<float>(a.nrows, b.ncols), PruneStats{}};
+    for (Index i = 0; i < a.nrows; ++i) {
+        std::vector<double> e;
+        std::vector<Index> cols;
+        for (Index j = 0; j < b.ncols; ++j) {
+            bool any = false;
+            double s = 0;
+            for (Index k = 0; k < a.ncols; ++k)
+                if (a(i, k) && b(k, j)) {
+                    any = true;
+                    s += double(*a(i, k)) * double(*b(k, j));
+                }
+            if (any) {
+                e.push_back(double(float(s)));
+                cols.push_back(j);
+            }
+        }
+        if (e.empty()) continue;
+        double mx = 0, sq = 0;
+        for (double v : e) {
+            mx = std::max(mx, v);
+            sq += v * v;
+        }
+        auto keep = brute_keep(e, rule);
+        double mass = 0;
+        std::size_t kept = 0;
+        for (std::size_t x = 0; x < e.size(); ++x)
+            if (keep[x]) {
+                mass += e[x];
+                ++kept;
+            }
+        out.stats.expanded += e.size();
+        out.stats.min_mass = std::min(out.stats.min_mass, mass);
+        if (kept == 0 && i < b.ncols) {
+            out.c(i, i) = 1.0f;
+            kept = 1;
+        } else {
+            if (kept == 0) {
+                mass = 0;
+                for (std::size_t x = 0; x < e.size(); ++x) {
+                    keep[x] = e[x] == mx;
+                    mass += keep[x] ? e[x] : 0;
+                    kept += keep[x];
+                }
+            }
+            for (std::size_t x = 0; x < e.size(); ++x)
+                if (keep[x]) out.c(i, cols[x]) = float(e[x] / mass);
+        }
+        out.stats.kept += kept;
+        out.stats.chaos = std::max(out.stats.chaos, (mx - sq) * double(kept));
+    }
+    return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Clusterings as sets of names, and mcl's output format.
+using Clusters = std::vector<std::vector<std::string>>;
+
+Clusters named(const algorithms::MclResult& r, const io::VertexNames& names) {
+    Clusters out;
+    for (const auto& c : r.clusters) {
+        out.emplace_back();
+        for (Index v : c) out.back().push_back(names.name(v));
+    }
+    return out;
+}
+std::string as_text(const Clusters& cs) {
+    std::string s;
+    for (const auto& c : cs) {
+        for (std::size_t k = 0; k < c.size(); ++k) s += (k ? "\t" : "") + c[k];
+        s += '\n';
+    }
+    return s;
+}
+Clusters read_clusters(const fs::path& file) {
+    std::ifstream f(file);
+    REQUIRE(f.good());
+    Clusters out;
+    std::string line;
+    while (std::getline(f, line)) {
+        if (line.empty()) continue;
+        std::istringstream in(line);
+        out.emplace_back();
+        for (std::string w; in >> w;) out.back().push_back(w);
+    }
+    return out;
+}
+// The partition as a canonical set of sorted name lists (cluster order and order within clusters ignored).
+std::vector<std::vector<std::string>> canonical(Clusters cs) {
+    for (auto& c : cs) std::sort(c.begin(), c.end());
+    std::sort(cs.begin(), cs.end());
+    return cs;
+}
+
+bool have_mcl() { return std::system("mcl --version > /dev/null 2>&1") == 0; }
+
+std::string slurp(const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    std::ostringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+struct TempDir {
+    fs::path path;
+    TempDir() {
+        path = fs::temp_directory_path() / ("hybla_mcl_" + std::to_string(::getpid()) + "_" + std::to_string(std::rand()));
+        fs::create_directories(path);
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------------
+
+TEST_CASE("prune_threshold follows mcl's cutoff, recovery and selection rules, ties included", "[mcl][prune]") {
+    ref::Gen g(7);
+    std::vector<double> scratch;
+    for (int trial = 0; trial < 3000; ++trial) {
+        const Index n = g.uniform(0, 40);
+        std::vector<double> e(n);
+        for (double& v : e) v = double(g.uniform(1, 12)) / 64.0;  // many ties
+        PruneRule r;
+        r.cutoff = double(g.uniform(0, 8)) / 64.0;
+        r.select = g.uniform(0, 12);
+        r.recover = g.uniform(0, 16);
+        r.pct = double(g.uniform(0, 10)) / 10.0;
+        const double t = cpu::prune_threshold(e, r.cutoff, r.select, r.recover, r.pct, scratch);
+        const auto want = brute_keep(e, r);
+        for (Index x = 0; x < n; ++x) {
+            INFO("trial " << trial << " n " << n << " cutoff " << r.cutoff << " S " << r.select << " R " << r.recover
+                          << " pct " << r.pct << " at " << x);
+            REQUIRE((e[x] >= t) == bool(want[x]));
+        }
+    }
+}
+
+TEST_CASE("mxm_pruned against the brute-force product and pruning", "[mcl][prune]") {
+    ref::Gen g(11);
+    std::vector<PruneRule> rules(4);
+    rules[0].cutoff = 0.05, rules[0].select = 3, rules[0].recover = 5, rules[0].pct = 0.5;
+    rules[1].cutoff = 0.2, rules[1].select = 0, rules[1].recover = 0, rules[1].pct = 0.9;  // cutoff alone
+    rules[2].cutoff = 0, rules[2].select = 2, rules[2].recover = 4, rules[2].pct = 1.0;
+    rules[3] = PruneRule{};  // mcl's defaults
+    for (auto& r : rules) r.mcl_float_products = false;
+    for (auto [m, k] : g.shapes())
+        for (const PruneRule& rule : rules) {
+            const Index n = g.uniform(0, 3) == 0 ? m : g.uniform(1, 40);
+            const Matrix<float> a = random_weights(g, m, k, 0.3);
+            const Matrix<float> b = random_weights(g, k, n, 0.3);
+            INFO(m << "x" << k << "x" << n << " cutoff " << rule.cutoff << " S " << rule.select << " R " << rule.recover);
+            Matrix<float> c(m, n);
+            const PruneStats s = mxm_pruned(c, a, b, rule);
+            const RefPruned want = brute_pruned(a, b, rule);
+            REF_REQUIRE_SAME(ref::to_dense(c), want.c);
+            CHECK(s.expanded == want.stats.expanded);
+            CHECK(s.kept == want.stats.kept);
+            CHECK(s.chaos == Approx(want.stats.chaos).margin(1e-12));
+            CHECK(s.min_mass == Approx(want.stats.min_mass).margin(1e-12));
+        }
+}
+
+TEST_CASE("mxm_pruned gives the same rows when the GPU takes them in many small batches", "[mcl][prune]") {
+    // HYBLA_PRUNE_BATCH caps the products per batch of the CUDA backend (the CPU backend works row by row).
+    ref::Gen g(23);
+    const Matrix<float> a = random_weights(g, 300, 300, 0.05);
+    PruneRule rule;
+    rule.cutoff = 0.01, rule.select = 6, rule.recover = 9, rule.pct = 0.6, rule.mcl_float_products = false;
+    Matrix<float> whole(300, 300), batched(300, 300);
+    const PruneStats s1 = mxm_pruned(whole, a, a, rule);
+    ::setenv("HYBLA_PRUNE_BATCH", "97", 1);
+    const PruneStats s2 = mxm_pruned(batched, a, a, rule);
+    ::unsetenv("HYBLA_PRUNE_BATCH");
+    REF_REQUIRE_SAME(ref::to_dense(batched), ref::to_dense(whole));
+    CHECK(s1.kept == s2.kept);
+    CHECK(s1.expanded == s2.expanded);
+    CHECK(s1.chaos == s2.chaos);
+    REF_REQUIRE_SAME(ref::to_dense(whole), brute_pruned(a, a, rule).c);
+}
+
+TEST_CASE("mxm_pruned: float products as mcl's dense kernel, and the argument checks", "[mcl][prune][cpu-only]") {
+    // 0.1f * 0.3f rounds differently in float and in double: the flag picks mcl's float products on the CPU.
+    Matrix<float> a = Matrix<float>::from_tuples(1, 1, std::vector<Index>{0}, std::vector<Index>{0},
+                                                 std::vector<float>{0.1f});
+    Matrix<float> b = Matrix<float>::from_tuples(1, 1, std::vector<Index>{0}, std::vector<Index>{0},
+                                                 std::vector<float>{0.3f});
+    Matrix<float> c(1, 1);
+    PruneRule r;
+    const PruneStats s = mxm_pruned(c, a, b, r);
+    const double e = double(0.1f * 0.3f);
+    CHECK(s.chaos == Approx((e - e * e) * 1));
+    CHECK(c.get(0, 0) == 1.0f);
+    Matrix<float> wrong(2, 2);
+    CHECK_THROWS_AS(mxm_pruned(c, a, wrong, r), DimensionMismatch);
+    r.pct = 2;
+    CHECK_THROWS_WITH(mxm_pruned(c, a, b, r), Catch::Matchers::Contains("pct"));
+    CHECK_THROWS_AS(inflate_rows(c, 0.0), InvalidValue);
+    CHECK_THROWS_AS(inflate_rows(c, std::nan("")), InvalidValue);
+}
+
+TEST_CASE("inflate_rows raises to a power and rescales every row", "[mcl][inflate]") {
+    ref::Gen g(13);
+    for (auto [m, n] : g.shapes())
+        for (double power : {1.0, 1.4, 2.0, 4.0}) {
+            Matrix<float> a = random_weights(g, m, n, 0.4);
+            const auto d = ref::to_dense(a);
+            inflate_rows(a, power);
+            const auto got = ref::to_dense(a);
+            for (Index i = 0; i < m; ++i) {
+                double sum = 0;
+                for (Index j = 0; j < n; ++j)
+                    if (d(i, j)) sum += double(float(std::pow(double(*d(i, j)), power)));
+                for (Index j = 0; j < n; ++j) {
+                    REQUIRE(bool(d(i, j)) == bool(got(i, j)));
+                    if (d(i, j))
+                        REQUIRE(*got(i, j) == Approx(double(float(std::pow(double(*d(i, j)), power))) / sum).epsilon(1e-6));
+                }
+            }
+        }
+}
+
+TEST_CASE("mcl_interpret: attractor systems, reachability, overlap cut and mcl's cluster order", "[mcl][interpret]") {
+    // Limit on 6 vertices: attractors 0 and 4 (systems {0} and {4, 5}: 5 is an attractor joined to 4);
+    // 1 and 2 flow to 0; 3 flows to both 0 and 4 (overlap: cut keeps the lower cluster, 0's).
+    std::vector<Index> r{0, 1, 2, 3, 3, 4, 4, 5, 5};
+    std::vector<Index> c{0, 0, 0, 0, 4, 4, 5, 4, 5};
+    std::vector<float> v{1, 1, 1, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f};
+    const auto res = algorithms::mcl_interpret(Matrix<float>::from_tuples(6, 6, r, c, v));
+    REQUIRE(res.clusters.size() == 2);
+    CHECK(res.clusters[0] == std::vector<Index>{0, 1, 2, 3});
+    CHECK(res.clusters[1] == std::vector<Index>{4, 5});
+    CHECK(res.overlap_cut == 1);
+    // Equal sizes: lexicographic by members. Vertex 2 reaches no attractor: the extra cluster.
+    const auto res2 = algorithms::mcl_interpret(Matrix<float>::from_tuples(
+        4, 4, std::vector<Index>{0, 1, 2, 3}, std::vector<Index>{3, 1, 2, 3}, std::vector<float>{1, 1, 0, 1}));
+    // Row 2 holds only a zero: bar = 0/1.01 = 0 keeps it, 2 is its own attractor.
+    REQUIRE(res2.clusters.size() == 3);
+    CHECK(res2.clusters[0] == std::vector<Index>{0, 3});
+}
+
+TEST_CASE("split_join_distance", "[mcl]") {
+    using C = std::vector<std::vector<Index>>;
+    CHECK(algorithms::split_join_distance(C{{0, 1}, {2, 3}}, C{{2, 3}, {1, 0}}, 4) == 0);
+    CHECK(algorithms::split_join_distance(C{{0, 1, 2, 3}}, C{{0, 1}, {2, 3}}, 4) == 2);
+    CHECK(algorithms::split_join_distance(C{{0, 1, 2}}, C{{0, 1}}, 3) == 1 + 1 - 1 + 0);
+    CHECK_THROWS_AS(algorithms::split_join_distance(C{{5}}, C{}, 3), InvalidIndex);
+}
+
+TEST_CASE("mcl on the bundled graphs gives mcl 22-282's clusterings", "[mcl][data]") {
+    struct Case {
+        const char* file;
+        bool weighted;  // the truth used the weights
+    };
+    const Case cases[] = {{"karate/karate.mtx", false},           {"dolphins/dolphins.mtx", false},
+                          {"polbooks/polbooks.mtx", false},       {"mcl_proteins/proteins.mtx", true},
+                          {"netscience/netscience.mtx", false},   {"email-Eu-core/email-Eu-core.txt.gz", false},
+                          {"ppi_dip_yeast/ppi.dip.cleaned.txt", false}, {"facebook_combined/facebook_combined.txt.gz", false}};
+    for (const Case& k : cases) {
+        const fs::path path = fs::path(HYBLA_SOURCE_DIR) / "data" / k.file;
+        INFO(path);
+        io::Graph<double> g = std::string(k.file).starts_with("ppi")
+                                  ? io::read_abc<double>(path.string(), {.undirected = true}, max_op{})
+                                  : io::read_graph<double>(path.string(), {.undirected = true}, max_op{});
+        Matrix<double> a = std::move(g.matrix);
+        if (!k.weighted) {
+            Matrix<double> p(a.nrows(), a.ncols());
+            apply(p, no_mask, no_accum, one_op{}, a);
+            a = std::move(p);
+        }
+        Matrix<double> off(a.nrows(), a.ncols());
+        select(off, no_mask, no_accum, offdiag{}, a);
+        Vector<double> degree(a.nrows());
+        reduce(degree, no_mask, no_accum, plus_monoid{}, off);
+        const auto res = algorithms::mcl(off);
+        // mcl never saw the vertices without edges: drop their singleton clusters.
+        const Clusters all = named(res, g.names);
+        Clusters got;
+        for (std::size_t x = 0; x < all.size(); ++x)
+            if (!(res.clusters[x].size() == 1 && !degree.get(res.clusters[x][0]))) got.push_back(all[x]);
+        const Clusters want = read_clusters(path.parent_path() / "mcl_I2.0.clusters.txt");
+        CHECK(got.size() == want.size());
+        CHECK(canonical(got) == canonical(want));
+        // mcl's order: by decreasing size.
+        for (std::size_t x = 1; x < got.size(); ++x) CHECK(got[x - 1].size() >= got[x].size());
+    }
+}
+
+TEST_CASE("mcl writes the same file as Debian's mcl on generated graphs at -I 1.4, 2 and 4", "[mcl][equivalence]") {
+    if (!have_mcl()) {
+        WARN("mcl (Debian package mcl) is not installed: equivalence with mcl not checked");
+        return;
+    }
+    TempDir tmp;
+    ref::Gen g(17);
+    int compared = 0;
+    for (int graph = 0; graph < 6; ++graph) {
+        // Planted clusters with noise edges, integer weights 1..3, labels as words.
+        const Index n = 20 + g.uniform(0, 300), groups = 1 + g.uniform(0, 12);
+        const fs::path abc = tmp.path / ("g" + std::to_string(graph) + ".abc");
+        {
+            std::ofstream f(abc);
+            for (Index e = 0; e < n * 4; ++e) {
+                const Index u = g.uniform(0, n - 1);
+                Index v = g.real() < 0.85 ? (u / (n / groups + 1)) * (n / groups + 1) + g.uniform(0, n / groups) : g.uniform(0, n - 1);
+                v = std::min(v, n - 1);
+                // mcl reads a line with a TAB as TAB-separated fields (labels may then hold spaces): use one
+                // separator per line.
+                const char* sep = g.real() < 0.5 ? "\t" : " ";
+                f << "v" << u << sep << "v" << v;
+                if (g.real() < 0.7) f << sep << g.uniform(1, 3);
+                f << "\n";
+            }
+        }
+        for (double inflation : {1.4, 2.0, 4.0}) {
+            INFO("graph " << graph << " (" << n << " vertices, " << groups << " groups), -I " << inflation);
+            const fs::path out = tmp.path / "mcl.out";
+            const std::string cmd = "mcl " + abc.string() + " --abc -I " + std::to_string(inflation) + " -o " +
+                                    out.string() + " -q x -V all > /dev/null 2>&1";
+            REQUIRE(std::system(cmd.c_str()) == 0);
+            io::Graph<double> gr = io::read_abc<double>(abc.string(), {.undirected = true}, max_op{});
+            algorithms::MclOptions o;
+            o.inflation = inflation;
+            const auto res = algorithms::mcl(gr.matrix, o);
+            const std::string want = slurp(out);
+            const std::string got = as_text(named(res, gr.names));
+            CHECK(canonical(read_clusters(out)) == canonical(named(res, gr.names)));
+            CHECK(got == want);
+            ++compared;
+        }
+    }
+    CHECK(compared == 18);
+}
