@@ -93,6 +93,13 @@ public:
                              "], got " + v);
         return x;
     }
+    // -h or --help: prints the program's usage and the common options' (then the program stops with exit 0).
+    bool help(const char* usage) {
+        if (!is("-h") && !is("--help")) return false;
+        std::fputs(usage, stdout);
+        std::fputs(common_usage, stdout);
+        return true;
+    }
     // One of the common options; returns whether it consumed one.
     bool common(CommonOptions& o) {
         if (is("--backend")) {

@@ -109,11 +109,7 @@ int main(int argc, char** argv) {
         "mcl", argc, argv,
         [&](app::Args& args, app::CommonOptions& common) {
             while (!args.done()) {
-                if (args.is("-h") || args.is("--help")) {
-                    std::fputs(usage, stdout);
-                    std::fputs(app::common_usage, stdout);
-                    return false;
-                }
+                if (args.help(usage)) return false;
                 if (args.common(common)) continue;
                 if (args.is("--abc")) o.abc = true;
                 else if (args.is("-I")) {

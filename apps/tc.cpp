@@ -57,8 +57,7 @@ int main(int argc, char** argv) {
     Options o;
     auto parse = [&](app::Args& args, app::CommonOptions& common) {
         while (!args.done()) {
-            if (args.is("-h") || args.is("--help")) {
-                std::printf("%s%s", usage, app::common_usage);
+            if (args.help(usage)) {
                 return false;
             } else if (args.common(common)) {
             } else if (args.is("--per-vertex")) {

@@ -41,7 +41,7 @@ declare -A file=([soc-Slashdot0902]=soc-Slashdot0902/soc-Slashdot0902.txt.gz [gi
                  [luxembourg_osm]=luxembourg_osm/luxembourg_osm.mtx.gz)
 echo "| graph | triangles | tc GPU s | tc CPU (16 threads) s | triangles/s on the GPU | pagerank GPU s (iterations) | pagerank CPU s |" > "$logs/apps.md"
 echo "|---|---|---|---|---|---|---|" >> "$logs/apps.md"
-for g in soc-Slashdot0902 git_web_ml deezer_HU musae_facebook luxembourg_osm; do
+for g in ${APP_GRAPHS:-soc-Slashdot0902 git_web_ml deezer_HU musae_facebook luxembourg_osm}; do
     f="$bdata/shared/${file[$g]}"
     "$bundle/bin/tc" "$f" --backend cuda --validate > "$logs/tc.$g.log" 2>&1
     tri=$(tail -1 "$logs/tc.$g.log")
@@ -54,5 +54,17 @@ for g in soc-Slashdot0902 git_web_ml deezer_HU musae_facebook luxembourg_osm; do
     pc=$(grep -o '[0-9]* iterations in [0-9.]*' "$logs/pr.cpu.$g.log" | awk '{print $4}')
     echo "| $g | $tri | ${tg:-?} | ${tc:-?} | $(awk -v t="$tri" -v s="$tg" 'BEGIN { if (s > 0) printf "%.3g", t / s; else print "-" }') | ${pg:-?} | ${pc:-?} |" >> "$logs/apps.md"
 done
+# Personalized PageRank for 64 seeds (one SpMM per iteration) against single-source PageRank per iteration.
+echo "| graph | pagerank ms/iteration (GPU) | personalized, 64 seeds: ms/iteration (GPU) | iterations |" > "$logs/ppr.md"
+echo "|---|---|---|---|" >> "$logs/ppr.md"
+for g in ${PPR_GRAPHS:-soc-Slashdot0902 git_web_ml}; do
+    f="$bdata/shared/${file[$g]}"
+    "$bundle/bin/pagerank" "$f" --backend cuda -o "$work/pr.txt" > "$logs/ppr.single.$g.log" 2>&1
+    head -64 "$work/pr.txt" | awk '{print $1}' > "$work/seeds.txt"
+    "$bundle/bin/pagerank" "$f" --backend cuda --seeds "$work/seeds.txt" -o /dev/null > "$logs/ppr.$g.log" 2>&1
+    one=$(grep -o '[0-9]* iterations in [0-9.]*' "$logs/ppr.single.$g.log" | awk '{printf "%.3f", 1000 * $4 / $1}')
+    many=$(grep -o '[0-9]* iterations in [0-9.]*' "$logs/ppr.$g.log" | awk '{printf "%.3f (%d)", 1000 * $4 / $1, $1}')
+    echo "| $g | ${one:-?} | ${many:-?} | |" >> "$logs/ppr.md"
+done
 rm -rf "$work"
-cat "$logs/mcl.md"; echo; cat "$logs/apps.md"
+cat "$logs/mcl.md"; echo; cat "$logs/apps.md"; echo; cat "$logs/ppr.md"
