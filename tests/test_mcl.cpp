@@ -415,3 +415,39 @@ TEST_CASE("mcl writes the same file as Debian's mcl on generated graphs at -I 1.
     }
     CHECK(compared == 18);
 }
+
+TEST_CASE("mcl writes the same file as Debian's mcl on bundled graphs at -I 1.4 and 4", "[mcl][equivalence][data]") {
+    if (!have_mcl()) {
+        WARN("mcl (Debian package mcl) is not installed: equivalence with mcl not checked");
+        return;
+    }
+    TempDir tmp;
+    const char* files[] = {"karate/karate.mtx", "dolphins/dolphins.mtx", "polbooks/polbooks.mtx",
+                           "mcl_proteins/proteins.mtx", "netscience/netscience.mtx"};
+    for (const char* file : files) {
+        const fs::path path = fs::path(HYBLA_SOURCE_DIR) / "data" / file;
+        // The graph as an mcl label file: every stored entry once, weights as read.
+        const io::Graph<double> g = io::read_graph<double>(path.string());
+        const fs::path abc = tmp.path / "g.abc";
+        {
+            std::vector<Index> r, c;
+            std::vector<double> v;
+            g.matrix.extract_tuples(r, c, v);
+            std::ofstream f(abc);
+            for (std::size_t k = 0; k < r.size(); ++k)
+                if (r[k] != c[k]) f << g.names.name(r[k]) << '\t' << g.names.name(c[k]) << '\t' << v[k] << '\n';
+        }
+        for (double inflation : {1.4, 4.0}) {
+            INFO(path << ", -I " << inflation);
+            const fs::path out = tmp.path / "mcl.out";
+            const std::string cmd = "mcl " + abc.string() + " --abc -I " + std::to_string(inflation) + " -o " +
+                                    out.string() + " -q x -V all > /dev/null 2>&1";
+            REQUIRE(std::system(cmd.c_str()) == 0);
+            const io::Graph<double> gr = io::read_abc<double>(abc.string(), {.undirected = true}, max_op{});
+            algorithms::MclOptions o;
+            o.inflation = inflation;
+            const auto res = algorithms::mcl(gr.matrix, o);
+            CHECK(as_text(named(res, gr.names)) == slurp(out));
+        }
+    }
+}
