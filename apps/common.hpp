@@ -65,6 +65,12 @@ public:
         if (done()) throw UsageError(std::string(name) + " needs a value");
         return args_[k_++];
     }
+    // A file name after an option just matched by is() (an empty one is refused).
+    std::string file(const char* name) {
+        std::string v = value(name);
+        if (v.empty()) throw UsageError(std::string(name) + " needs a file name");
+        return v;
+    }
     double real(const char* name) {
         const std::string v = value(name);
         std::size_t used = 0;

@@ -204,8 +204,7 @@ int main(int argc, char** argv) {
                 return false;
             } else if (args.common(common)) {
             } else if (args.is("-o")) {
-                o.output = args.value("-o");
-                if (o.output.empty()) throw app::UsageError("-o needs a file name");
+                o.output = args.file("-o");
             } else if (args.is("--combine")) {
                 const std::string c = args.value("--combine");
                 if (c == "plus") o.contract.combine = algorithms::Combine::plus;

@@ -123,8 +123,8 @@ int main(int argc, char** argv) {
                 else if (args.is("-scheme")) o.scheme = int(args.integer("-scheme", 1, 7));
                 else if (args.is("-te")) common.threads = int(args.integer("-te", 1, 1 << 16));
                 else if (args.is("-L")) o.max_iterations = args.integer("-L", 1, 1LL << 40);
-                else if (args.is("-o")) o.output = args.value("-o");
-                else if (args.is("--compare")) o.compare = args.value("--compare");
+                else if (args.is("-o")) o.output = args.file("-o");
+                else if (args.is("--compare")) o.compare = args.file("--compare");
                 else if (args.positional() && args.peek() != "-") {
                     if (!o.input.empty())
                         throw app::UsageError("more than one INPUT given: " + o.input + " and " + args.peek());

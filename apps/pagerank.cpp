@@ -117,8 +117,7 @@ int main(int argc, char** argv) {
                 return false;
             } else if (args.common(common)) {
             } else if (args.is("-o")) {
-                o.output = args.value("-o");
-                if (o.output.empty()) throw app::UsageError("-o needs a file name");
+                o.output = args.file("-o");
             } else if (args.is("--damping")) {
                 o.pagerank.damping = args.real("--damping");
                 if (o.pagerank.damping < 0 || o.pagerank.damping > 1)
@@ -137,7 +136,7 @@ int main(int argc, char** argv) {
                 o.pagerank.iterations = std::size_t(args.integer("--iterations", 0, 1000000000));
                 o.pagerank.ldbc = true;
             } else if (args.is("--seeds")) {
-                o.seeds = args.value("--seeds");
+                o.seeds = args.file("--seeds");
             } else if (args.is("--undirected")) {
                 o.undirected = true;
             } else if (args.positional()) {

@@ -61,8 +61,7 @@ int main(int argc, char** argv) {
                 return false;
             } else if (args.common(common)) {
             } else if (args.is("--per-vertex")) {
-                o.per_vertex = args.value("--per-vertex");
-                if (o.per_vertex.empty()) throw app::UsageError("--per-vertex needs a file name");
+                o.per_vertex = args.file("--per-vertex");
             } else if (args.is("--degree-order")) {
                 o.degree_order = true;
             } else if (args.positional()) {
