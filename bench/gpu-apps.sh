@@ -2,6 +2,7 @@
 # bench/gpu-apps.sh [BUNDLE] [BENCH_DATA]: on the GPU machine, times the programs on the larger graphs:
 #   mcl  hybla on the GPU against Debian's mcl with 16 threads (-te 16), same inputs (mcl label files), and the
 #        split/join distance between the two clusterings; hybla's peak GPU memory;
+#   contract  by the mcl clusters, against two cuSPARSE SpGEMMs (bench/gpu_contract.cpp);
 #   tc, pagerank  the CUDA backend against the CPU backend (times as the programs report them).
 # BUNDLE: gpu-bundle/ (binaries, libs); BENCH_DATA: bench-data/ (graph files of ../shared/data, Debian's mcl
 # binary with its library, make-abc.sh). Logs go to $OUT (or ./gpu-apps-logs); a summary table at the end.
@@ -35,6 +36,11 @@ for g in ${MCL_GRAPHS:-musae_facebook git_web_ml rmat16 slashdot}; do
     [ $rc -ne 0 ] && tm=">$tm (rc $rc)"
     echo "| $g | $n | $th | $tm | $(awk -v a="$th" -v b="$tm" 'BEGIN { if (a > 0 && b+0 > 0) printf "%.1fx", b / a; else print "-" }') | ${d:-?} | $ch/$cm | ${peak:-?} |" >> "$logs/mcl.md"
 done
+# contract by hybla's mcl clusters against two cuSPARSE SpGEMMs.
+for g in ${MCL_GRAPHS:-musae_facebook git_web_ml rmat16 slashdot}; do
+    [ -s "$work/hy.$g" ] && "$bundle/bin/gpu_contract" "$work/$g.abc" "$work/hy.$g" > "$logs/contract.$g.log" 2>&1
+done
+cat "$logs"/contract.*.log > "$logs/contract.txt" 2>/dev/null
 # tc and pagerank: CUDA against CPU on the real graphs.
 declare -A file=([soc-Slashdot0902]=soc-Slashdot0902/soc-Slashdot0902.txt.gz [git_web_ml]=git_web_ml/git_edges.csv.gz
                  [deezer_HU]=deezer_HU/HU_edges.csv.gz [musae_facebook]=musae_facebook/musae_facebook_edges.csv.gz
@@ -67,4 +73,4 @@ for g in ${PPR_GRAPHS:-soc-Slashdot0902 git_web_ml}; do
     echo "| $g | ${one:-?} | ${many:-?} | |" >> "$logs/ppr.md"
 done
 rm -rf "$work"
-cat "$logs/mcl.md"; echo; cat "$logs/apps.md"; echo; cat "$logs/ppr.md"
+cat "$logs/mcl.md"; echo; cat "$logs/contract.txt"; echo; cat "$logs/apps.md"; echo; cat "$logs/ppr.md"
