@@ -4,6 +4,8 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <map>
 #include <memory>
 #include <span>
 #include <cstdint>
@@ -251,6 +253,20 @@ template <class F>
 void with_accum(int which, F&& f) {
     if (which == 0) f(hybla::no_accum);
     else f(DynAccum{which});
+}
+
+
+// The "key: value" lines of a data/<graph>/truth.txt (comment lines starting with # skipped).
+inline std::map<std::string, std::string> read_truth(const std::string& file) {
+    std::map<std::string, std::string> kv;
+    std::ifstream f(file);
+    std::string line;
+    while (std::getline(f, line)) {
+        if (line.empty() || line[0] == '#') continue;
+        const auto colon = line.find(": ");
+        if (colon != std::string::npos) kv[line.substr(0, colon)] = line.substr(colon + 2);
+    }
+    return kv;
 }
 
 }  // namespace ref

@@ -23,6 +23,7 @@
 
 #include "io/io.hpp"
 #include "io/text.hpp"
+#include "reference.hpp"
 
 namespace fs = std::filesystem;
 using namespace hybla;
@@ -247,17 +248,6 @@ const std::vector<Malformed> malformed_corpus = {
     {"bin_short.bin", "double", 0, "not a hybla binary matrix (bad magic)"},
 };
 
-std::map<std::string, std::string> read_truth(const fs::path& file) {
-    std::map<std::string, std::string> kv;
-    std::ifstream f(file);
-    std::string line;
-    while (std::getline(f, line)) {
-        if (line.empty() || line[0] == '#') continue;
-        const auto colon = line.find(": ");
-        if (colon != std::string::npos) kv[line.substr(0, colon)] = line.substr(colon + 2);
-    }
-    return kv;
-}
 
 // The first column of a per-vertex truth file ("id<TAB>value"), gzip or not.
 std::vector<std::string> first_column(const fs::path& file) {
@@ -848,7 +838,7 @@ TEST_CASE("bundled graphs in data/ have the vertex and edge counts of their trut
     for (const auto& dir : fs::directory_iterator(data_dir)) {
         const fs::path truth_file = dir.path() / "truth.txt";
         if (!fs::exists(truth_file)) continue;
-        const auto truth = read_truth(truth_file);
+        const auto truth = ref::read_truth(truth_file.string());
         auto num = [&](const std::string& key) -> std::uint64_t {
             INFO("truth key " << key);
             REQUIRE(truth.count(key) == 1);

@@ -38,18 +38,6 @@ std::vector<std::uint64_t> host(const Vector<std::uint64_t>& v) {
     return out;
 }
 
-// "key: value" pairs of a dataset's truth.txt.
-std::map<std::string, std::string> read_truth(const std::filesystem::path& file) {
-    std::map<std::string, std::string> kv;
-    std::ifstream f(file);
-    std::string line;
-    while (std::getline(f, line)) {
-        const auto colon = line.find(": ");
-        if (!line.empty() && line[0] != '#' && colon != std::string::npos) kv[line.substr(0, colon)] = line.substr(colon + 2);
-    }
-    return kv;
-}
-
 }  // namespace
 
 TEST_CASE("triangles per vertex and in total match a triple loop on random graphs", "[tc]") {
@@ -136,7 +124,7 @@ TEST_CASE("triangle counts of bundled graphs match their truth files, with and w
             WARN("dataset " << name << " not found: skipped");
             continue;
         }
-        const auto truth = read_truth(truth_file);
+        const auto truth = ref::read_truth(truth_file.string());
         REQUIRE(truth.count("triangles") == 1);
         const std::uint64_t want = std::stoull(truth.at("triangles"));
         fs::path file = data / name / truth.at("graph_file");
