@@ -9,10 +9,12 @@
 #include <memory>
 #include <span>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -181,6 +183,24 @@ std::string diff(const Dense<T>& got, const Dense<T>& want, double rel = 1e-9) {
         REQUIRE(_d.empty());                                         \
     } while (0)
 
+// HYBLA_TEST_SHARD=k/N (0 <= k < N; set by scripts/memcheck-cases to spread one slow test case over N processes
+// under compute-sanitizer): the units of work a test asks about in turn (its shapes, graph sizes) are dealt out
+// round-robin, and this process runs only units k, k+N, k+2N, ... The N shards together run every unit. Unset,
+// every unit runs. A malformed value throws, so a sharded run cannot silently test nothing.
+inline bool in_shard() {
+    static const std::pair<unsigned long, unsigned long> shard = [] {
+        const char* e = std::getenv("HYBLA_TEST_SHARD");
+        if (!e || !*e) return std::pair<unsigned long, unsigned long>{0, 1};
+        unsigned long k = 0, n = 0;
+        char slash = 0, extra = 0;
+        if (std::sscanf(e, "%lu %c %lu %c", &k, &slash, &n, &extra) != 3 || slash != '/' || n == 0 || k >= n)
+            throw std::runtime_error(std::string("HYBLA_TEST_SHARD must be k/N with 0 <= k < N, not '") + e + "'");
+        return std::pair<unsigned long, unsigned long>{k, n};
+    }();
+    static unsigned long next = 0;
+    return next++ % shard.second == shard.first;
+}
+
 // Random inputs. Shapes include 0, 1 and odd sizes; density varies; some rows are heavy (power law).
 struct Gen {
     std::mt19937_64 rng;
@@ -214,13 +234,20 @@ struct Gen {
     // Shapes covering the edge cases.
     // HYBLA_TEST_QUICK=1 (set by scripts/gpu-check for the runs under compute-sanitizer, which is slow on many
     // small launches) keeps one shape of each kind: empty, one row, odd square, rectangular.
+    // Under HYBLA_TEST_SHARD (see in_shard) each shape is one unit of work.
     std::vector<std::pair<Index, Index>> shapes() {
         static const bool quick = [] {
             const char* e = std::getenv("HYBLA_TEST_QUICK");
             return e && *e && *e != '0';
         }();
-        if (quick) return {{0, 0}, {1, 7}, {13, 13}, {9, 23}};
-        return {{0, 0}, {1, 1}, {0, 5}, {5, 0}, {1, 7}, {7, 1}, {13, 13}, {17, 9}, {9, 23}, {40, 40}};
+        const std::vector<std::pair<Index, Index>> all =
+            quick ? std::vector<std::pair<Index, Index>>{{0, 0}, {1, 7}, {13, 13}, {9, 23}}
+                  : std::vector<std::pair<Index, Index>>{{0, 0}, {1, 1}, {0, 5}, {5, 0}, {1, 7},
+                                                         {7, 1}, {13, 13}, {17, 9}, {9, 23}, {40, 40}};
+        std::vector<std::pair<Index, Index>> out;
+        for (const auto& s : all)
+            if (in_shard()) out.push_back(s);
+        return out;
     }
 };
 

@@ -75,6 +75,7 @@ void check_random_contractions(std::uint64_t seed) {
                 for (LabelOrder order : {LabelOrder::first_appearance, LabelOrder::value})
                     for (Combine combine : {Combine::plus, Combine::min, Combine::max})
                         for (bool drop : {false, true}) {
+                            if (!ref::in_shard()) continue;
                             INFO("n=" << n << " skewed=" << skewed << " distinct=" << distinct << " order="
                                       << (order == LabelOrder::value ? "value" : "first") << " combine=" << name(combine)
                                       << " drop_loops=" << drop);

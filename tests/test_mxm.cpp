@@ -470,9 +470,24 @@ DenseMatrix<T> dense_transpose(const DenseMatrix<T>& a) {
     return t;
 }
 
+// C accum= A ⊕.⊗ B by definition: rows without entries give the identity; others fold the identity with the
+// terms in increasing k.
+template <class Sr, class T, class Accum>
+Dense<T> spmm_reference(const Dense<T>& a0, const DenseMatrix<T>& b0, const DenseMatrix<T>& c0, Accum accum) {
+    Dense<T> want(a0.nrows, b0.ncols());
+    for (Index i = 0; i < a0.nrows; ++i)
+        for (Index j = 0; j < b0.ncols(); ++j) {
+            T acc = Sr::template zero<T>();
+            for (Index x = 0; x < a0.ncols; ++x)
+                if (a0(i, x)) acc = Sr::template add<T>(acc, Sr::template multiply<T>(*a0(i, x), b0(x, j)));
+            if constexpr (std::is_same_v<Accum, NoAccum>) want(i, j) = acc;
+            else want(i, j) = accum(c0(i, j), acc);
+        }
+    return want;
+}
+
 template <class Sr, class T, class Accum = NoAccum>
 void check_spmm(std::uint64_t seed, Accum accum = {}) {
-    constexpr bool has_accum = !std::is_same_v<Accum, NoAccum>;
     ref::Gen g(seed);
     for (auto [m, k] : g.shapes())
         for (Index n : {Index(0), Index(1), Index(3), Index(8)}) {
@@ -480,16 +495,7 @@ void check_spmm(std::uint64_t seed, Accum accum = {}) {
             const Dense<T> a0 = g.template matrix<T>(m, k, da, true);  // op(A), with empty rows
             const DenseMatrix<T> b0 = random_dense<T>(g, k, n);          // op(B)
             const DenseMatrix<T> c0 = random_dense<T>(g, m, n);
-            // Rows without entries give the identity; others fold the identity with the terms in increasing k.
-            Dense<T> want(m, n);
-            for (Index i = 0; i < m; ++i)
-                for (Index j = 0; j < n; ++j) {
-                    T acc = Sr::template zero<T>();
-                    for (Index x = 0; x < k; ++x)
-                        if (a0(i, x)) acc = Sr::template add<T>(acc, Sr::template multiply<T>(*a0(i, x), b0(x, j)));
-                    if constexpr (has_accum) want(i, j) = accum(c0(i, j), acc);
-                    else want(i, j) = acc;
-                }
+            const Dense<T> want = spmm_reference<Sr>(a0, b0, c0, accum);
             for (int ta = 0; ta < 2; ++ta)
                 for (int tb = 0; tb < 2; ++tb) {
                     INFO("seed " << seed << ", op(A) " << m << "x" << k << " density " << da << ", width " << n
@@ -546,7 +552,47 @@ void check_sddmm(std::uint64_t seed, Accum accum = {}) {
         }
 }
 
+// Rows longer than the GPU kernel's chunk of 256 entries are summed chunk by chunk and combined in order: rows of
+// 255 to 1500 entries starting at different offsets of the entry array, between short and empty rows, and a
+// matrix of a single long row. Both operand orders: a long row of A, and (transpose_a) a long column.
+template <class Sr, class T, class Accum = NoAccum>
+void check_spmm_long_rows(std::uint64_t seed, Accum accum = {}) {
+    ref::Gen g(seed);
+    std::mt19937_64 rng(seed);
+    const Index k = 1600;
+    std::vector<Index> all(k);
+    for (Index x = 0; x < k; ++x) all[x] = x;
+    for (const std::vector<Index>& lengths :
+         {std::vector<Index>{1500}, std::vector<Index>{3, 255, 0, 256, 257, 7, 600, 0, 1, 1500, 2, 513, 1024}}) {
+        const Index m = lengths.size();
+        Dense<T> a0(m, k);
+        for (Index i = 0; i < m; ++i) {
+            std::shuffle(all.begin(), all.end(), rng);
+            for (Index p = 0; p < lengths[i]; ++p) a0(i, all[p]) = g.template value<T>();
+        }
+        for (Index n : {Index(1), Index(3), Index(33)}) {
+            const DenseMatrix<T> b0 = random_dense<T>(g, k, n);
+            const DenseMatrix<T> c0 = random_dense<T>(g, m, n);
+            const Dense<T> want = spmm_reference<Sr>(a0, b0, c0, accum);
+            for (int ta = 0; ta < 2; ++ta) {
+                INFO("seed " << seed << ", " << m << " rows of up to 1500 entries, width " << n << ", tA=" << ta);
+                DenseMatrix<T> c = on_default(c0);
+                mxm(c, no_mask, accum, Sr{}, ref::to_matrix(ta ? ref::transpose(a0) : a0), on_default(b0),
+                    Descriptor{.transpose_a = bool(ta)});
+                REF_REQUIRE_SAME(ref::to_dense(c), want, tol<T>());
+            }
+        }
+    }
+}
+
 }  // namespace
+
+TEST_CASE("SpMM: rows longer than the GPU's chunk are split and combined in order", "[mxm][spmm]") {
+    check_spmm_long_rows<plus_times, double>(61);
+    check_spmm_long_rows<plus_times, std::int64_t>(62, plus_op{});
+    check_spmm_long_rows<min_plus, std::int64_t>(63);
+    check_spmm_long_rows<max_times, float>(64);
+}
 
 TEST_CASE("SpMM: sparse times dense against the reference", "[mxm][spmm]") {
     for (std::uint64_t seed : {41, 42}) {

@@ -141,6 +141,7 @@ TEST_CASE("pagerank against a brute-force power iteration on random graphs", "[p
         for (double d : {0.85, 0.5, 0.0, 1.0}) {
             INFO(g.n << " vertices, " << g.list.size() << " arcs, damping " << d);
             const Matrix<double> a = to_matrix(g, rng);
+            if (!ref::in_shard()) continue;
             // Converged.
             PageRankOptions o;
             o.damping = d;

@@ -27,26 +27,10 @@ inline unsigned blocks_for(std::uint64_t threads, unsigned block) {
     return unsigned(b < 1 ? 1 : (b > (1u << 20) ? (1u << 20) : b));
 }
 
-template <class T>
-__global__ void spmm_kernel(std::uint64_t m, std::uint64_t w, const Offset* off, const ColIndex* ci, const T* av,
-                            const T* b, T* c, RuntimeSemiring sr) {
-    const std::uint64_t lane = threadIdx.x % warp;
-    const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) / warp;
-    for (std::uint64_t i = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / warp; i < m; i += warps) {
-        const Offset begin = off[i], end = off[i + 1];
-        T* crow = c + i * w;
-        for (std::uint64_t x = lane; x < w; x += warp) {
-            if (begin == end) {
-                crow[x] = sr.zero<T>();
-                continue;
-            }
-            // The first term starts the sum: `any` has no true identity.
-            T acc = sr.multiply<T>(av[begin], b[std::uint64_t(ci[begin]) * w + x]);
-            for (Offset p = begin + 1; p < end; ++p) acc = sr.add<T>(acc, sr.multiply<T>(av[p], b[std::uint64_t(ci[p]) * w + x]));
-            crow[x] = acc;
-        }
-    }
-}
+// Rows longer than this many entries are split: each chunk of the entry array gets a warp (spmm_partial_kernel)
+// and the chunks are combined in order (spmm_combine_kernel), so that a row of degree 10^6 is not summed by one
+// warp while the others idle.
+constexpr Offset long_row = 256;
 
 // Row of entry p: the last row whose offset is <= p.
 __device__ inline std::uint64_t row_of(const Offset* off, std::uint64_t nrows, Offset p) {
@@ -57,6 +41,72 @@ __device__ inline std::uint64_t row_of(const Offset* off, std::uint64_t nrows, O
         else hi = mid;
     }
     return lo;
+}
+
+// ⊕ over entries [begin, end) (not empty) of the products A(i, k) ⊗ B(k, x), left to right; the first term
+// starts the sum (`any` has no true identity).
+template <class T>
+__device__ inline T row_sum(Offset begin, Offset end, std::uint64_t w, std::uint64_t x, const ColIndex* ci, const T* av,
+                            const T* b, const RuntimeSemiring& sr) {
+    T acc = sr.multiply<T>(av[begin], b[std::uint64_t(ci[begin]) * w + x]);
+    for (Offset p = begin + 1; p < end; ++p) acc = sr.add<T>(acc, sr.multiply<T>(av[p], b[std::uint64_t(ci[p]) * w + x]));
+    return acc;
+}
+
+// A warp per row of at most long_row entries, lanes across the columns of B.
+template <class T>
+__global__ void spmm_kernel(std::uint64_t m, std::uint64_t w, const Offset* off, const ColIndex* ci, const T* av,
+                            const T* b, T* c, RuntimeSemiring sr) {
+    const std::uint64_t lane = threadIdx.x % warp;
+    const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) / warp;
+    for (std::uint64_t i = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / warp; i < m; i += warps) {
+        const Offset begin = off[i], end = off[i + 1];
+        if (end - begin > long_row) continue;
+        T* crow = c + i * w;
+        for (std::uint64_t x = lane; x < w; x += warp)
+            crow[x] = begin == end ? sr.zero<T>() : row_sum(begin, end, w, x, ci, av, b, sr);
+    }
+}
+
+// A warp per chunk u of the entry array, [u * long_row, (u + 1) * long_row). A long row cannot lie strictly
+// inside one chunk, so its part of a chunk holds the chunk's first entry (slot 0) or its last (slot 1); the
+// chunk writes its sums of those parts to partial[(2u + slot) * w ...]. Parts of short rows are skipped.
+template <class T>
+__global__ void spmm_partial_kernel(std::uint64_t m, std::uint64_t w, Offset nnz, const Offset* off, const ColIndex* ci,
+                                    const T* av, const T* b, T* partial, RuntimeSemiring sr) {
+    const std::uint64_t lane = threadIdx.x % warp;
+    const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) / warp;
+    const std::uint64_t chunks = (nnz + long_row - 1) / long_row;
+    for (std::uint64_t u = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / warp; u < chunks; u += warps) {
+        const Offset p0 = u * long_row, p1 = p0 + long_row < nnz ? p0 + long_row : nnz;
+        const std::uint64_t first = row_of(off, m, p0), last = row_of(off, m, p1 - 1);
+        if (off[first + 1] - off[first] > long_row) {
+            const Offset e = off[first + 1] < p1 ? off[first + 1] : p1;
+            for (std::uint64_t x = lane; x < w; x += warp) partial[2 * u * w + x] = row_sum(p0, e, w, x, ci, av, b, sr);
+        }
+        if (last != first && off[last + 1] - off[last] > long_row)
+            for (std::uint64_t x = lane; x < w; x += warp)
+                partial[(2 * u + 1) * w + x] = row_sum(off[last], p1, w, x, ci, av, b, sr);
+    }
+}
+
+// A warp per long row: its chunks' partial sums combined in chunk order.
+template <class T>
+__global__ void spmm_combine_kernel(std::uint64_t m, std::uint64_t w, const Offset* off, const T* partial, T* c,
+                                    RuntimeSemiring sr) {
+    const std::uint64_t lane = threadIdx.x % warp;
+    const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) / warp;
+    for (std::uint64_t i = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / warp; i < m; i += warps) {
+        const Offset begin = off[i], end = off[i + 1];
+        if (end - begin <= long_row) continue;
+        const std::uint64_t u0 = begin / long_row, u1 = (end - 1) / long_row;
+        for (std::uint64_t x = lane; x < w; x += warp) {
+            // Chunk u0 holds the row's first entry as its first entry only when the row starts the chunk.
+            T acc = partial[(2 * u0 + (begin == u0 * long_row ? 0 : 1)) * w + x];
+            for (std::uint64_t u = u0 + 1; u <= u1; ++u) acc = sr.add<T>(acc, partial[2 * u * w + x]);
+            c[i * w + x] = acc;
+        }
+    }
 }
 
 template <class T>
@@ -97,10 +147,23 @@ DenseMatrix<T> spmm(const Matrix<T>& a, const DenseMatrix<T>& b, SemiringCode sr
     Array<T> out(m * w, ctx);
     if (m * w > 0) {
         auto s = static_cast<cudaStream_t>(ctx.stream());
-        spmm_kernel<T><<<blocks_for(m * warp, 256), 256, 0, s>>>(m, w, a.storage_offsets().data(), a.storage_indices().data(),
-                                                                  a.storage_values().data(), b.storage().data(), out.data(),
-                                                                  RuntimeSemiring{sr});
+        const Offset* off = a.storage_offsets().data();
+        const ColIndex* ci = a.storage_indices().data();
+        const T* av = a.storage_values().data();
+        const T* bv = b.storage().data();
+        const RuntimeSemiring rs{sr};
+        spmm_kernel<T><<<blocks_for(m * warp, 256), 256, 0, s>>>(m, w, off, ci, av, bv, out.data(), rs);
         check_launch("SpMM kernel");
+        const Offset nnz = a.nvals();
+        if (nnz > long_row) {  // there may be long rows: two partial sums per chunk, combined per row
+            const std::uint64_t chunks = (nnz + long_row - 1) / long_row;
+            Array<T> partial(2 * chunks * w, ctx);
+            spmm_partial_kernel<T><<<blocks_for(chunks * warp, 256), 256, 0, s>>>(m, w, nnz, off, ci, av, bv,
+                                                                                   partial.data(), rs);
+            check_launch("SpMM long-row kernel");
+            spmm_combine_kernel<T><<<blocks_for(m * warp, 256), 256, 0, s>>>(m, w, off, partial.data(), out.data(), rs);
+            check_launch("SpMM long-row combine kernel");
+        }
     }
     return DenseMatrix<T>::import_row_major(m, w, std::move(out));
 }
