@@ -74,7 +74,9 @@ void check(const Matrix<T>& a, const PageRankOptions& o, const char* who) {
         throw InvalidValue(std::string(who) + ": tolerance must be a number >= 0, got " + std::to_string(o.tolerance));
 }
 
-// What every iteration needs: Pᵀ with P(u, v) = d / outdeg(u) for each arc u -> v, and the sinks (value 1).
+// What every iteration needs: Pᵀ with P(u, v) = d / outdeg(u) for each arc u -> v, and the sinks as a full
+// vector, 1 at a sink and 0 elsewhere. Every vector of the iteration is full (all entries present), which lets
+// the GPU do each element-wise step as one kernel.
 struct Transition {
     Matrix<double> pt;
     Vector<double> sinks;
@@ -97,7 +99,8 @@ Transition transition(const Matrix<T>& a, double damping) {
     const Matrix<double> diag_scale = Matrix<double>::from_tuples(n, n, idx, idx, vals, plus_op{}, ctx);
     Transition t{Matrix<double>(n, n, ctx), Vector<double>(n, ctx)};
     mxm(t.pt, no_mask, no_accum, plus_times{}, pattern, diag_scale, Descriptor{.transpose_a = true});
-    apply(t.sinks, degree, no_accum, one_op{}, Vector<double>::full(n, 1.0, ctx), Descriptor{.mask_complement = true});
+    t.sinks = Vector<double>::full(n, 1.0, ctx);
+    apply(t.sinks, degree, no_accum, times_op{}, t.sinks, 0.0);  // 0 where there are out-arcs
     return t;
 }
 
@@ -155,13 +158,11 @@ PageRankResult pagerank(const Matrix<T>& a, const PageRankOptions& o = {}) {
         Vector<double> sink_rank(n, ctx);
         eWiseMult(sink_rank, no_mask, no_accum, times_op{}, r, t.sinks);
         const double sink_mass = reduce(plus_monoid{}, sink_rank);
-        Vector<double> spread(n, ctx);
-        mxv(spread, no_mask, no_accum, plus_times{}, t.pt, r);  // d * sum_{u->v} r(u)/outdeg(u)
         Vector<double> next = Vector<double>::full(n, ((1 - d) + d * sink_mass) / double(n), ctx);
-        apply(next, no_mask, plus_op{}, identity_op{}, spread);
-        Vector<double> diff(n, ctx), dist(n, ctx);
-        eWiseAdd(diff, no_mask, no_accum, minus_op{}, next, r);
-        apply(dist, no_mask, no_accum, abs_op{}, diff);
+        mxv(next, no_mask, plus_op{}, plus_times{}, t.pt, r);  // += d * sum_{u->v} r(u)/outdeg(u)
+        Vector<double> dist(n, ctx);
+        eWiseAdd(dist, no_mask, no_accum, minus_op{}, next, r);
+        apply(dist, no_mask, no_accum, abs_op{}, dist);
         res.l1_change = reduce(plus_monoid{}, dist);
         res.rank = std::move(next);
         ++res.iterations;
@@ -201,9 +202,11 @@ PersonalizedPageRankResult personalized_pagerank(const Matrix<T>& a, std::span<c
     for (Index j = 0; j < k; ++j) eye_host(j, j) = 1;
     const DenseMatrix<double> eye_k = eye_host.to(ctx);
     // d at the sinks, as a 1 x N row: (d * sinks) R is d times each column's sink mass.
-    std::vector<Index> sink_idx;
+    std::vector<Index> all_idx, sink_idx;
     std::vector<double> sink_vals;
-    t.sinks.extract_tuples(sink_idx, sink_vals);
+    t.sinks.extract_tuples(all_idx, sink_vals);
+    for (std::size_t k = 0; k < all_idx.size(); ++k)
+        if (sink_vals[k] != 0) sink_idx.push_back(all_idx[k]);
     const Matrix<double> sink_row = sparse(1, n, std::vector<Index>(sink_idx.size(), 0), sink_idx, d, ctx);
     std::optional<pagerank_detail::ColumnL1> l1;  // built only when the change is wanted
     if (!o.ldbc || o.progress) l1.emplace(n, ctx);

@@ -6,6 +6,8 @@
 #   tc, pagerank  the CUDA backend against the CPU backend (times as the programs report them).
 # BUNDLE: gpu-bundle/ (binaries, libs); BENCH_DATA: bench-data/ (graph files of ../shared/data, Debian's mcl
 # binary with its library, make-abc.sh). Logs go to $OUT (or ./gpu-apps-logs); a summary table at the end.
+# MCL_GRAPHS, APP_GRAPHS, PPR_GRAPHS choose the graphs of each part (empty: the part is skipped); DEBIAN_MCL=0
+# skips Debian's mcl (the mcl table then compares hybla with itself; contract still gets hybla's clusters).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bundle=${1:-gpu-bundle}
@@ -19,13 +21,17 @@ secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 now() { date +%s.%N; }
 echo "| graph | vertices | hybla GPU s | mcl -te 16 s | speed-up | split/join distance | clusters (hybla/mcl) | peak GPU MiB |" > "$logs/mcl.md"
 echo "|---|---|---|---|---|---|---|---|" >> "$logs/mcl.md"
-for g in ${MCL_GRAPHS:-musae_facebook git_web_ml rmat16 slashdot}; do
+for g in ${MCL_GRAPHS-musae_facebook git_web_ml rmat16 slashdot}; do
     in="$work/$g.abc"
     t0=$(now)
     "$bundle/bin/mcl" "$in" --abc --backend cuda -o "$work/hy.$g" > "$logs/mcl.hybla.$g.log" 2>&1
     t1=$(now)
-    timeout ${MCL_TIMEOUT:-240} "$bdata/mcl" "$in" --abc -te 16 -o "$work/mcl.$g" > "$logs/mcl.debian.$g.log" 2>&1
-    rc=$?
+    if [ "${DEBIAN_MCL:-1}" = 1 ]; then
+        timeout ${MCL_TIMEOUT:-240} "$bdata/mcl" "$in" --abc -te 16 -o "$work/mcl.$g" > "$logs/mcl.debian.$g.log" 2>&1
+        rc=$?
+    else
+        cp "$work/hy.$g" "$work/mcl.$g"; rc=0  # DEBIAN_MCL=0: hybla's clusters only (for contract)
+    fi
     t2=$(now)
     "$bundle/bin/mcl" "$in" --abc --backend cuda -o /dev/null --quiet --compare "$work/mcl.$g" > "$logs/mcl.compare.$g.log" 2>&1
     d=$(grep -o 'distance to [^:]*: [0-9]*' "$logs/mcl.compare.$g.log" | awk '{print $NF}')
@@ -37,7 +43,7 @@ for g in ${MCL_GRAPHS:-musae_facebook git_web_ml rmat16 slashdot}; do
     echo "| $g | $n | $th | $tm | $(awk -v a="$th" -v b="$tm" 'BEGIN { if (a > 0 && b+0 > 0) printf "%.1fx", b / a; else print "-" }') | ${d:-?} | $ch/$cm | ${peak:-?} |" >> "$logs/mcl.md"
 done
 # contract by hybla's mcl clusters against two cuSPARSE SpGEMMs.
-for g in ${MCL_GRAPHS:-musae_facebook git_web_ml rmat16 slashdot}; do
+for g in ${MCL_GRAPHS-musae_facebook git_web_ml rmat16 slashdot}; do
     [ -s "$work/hy.$g" ] && "$bundle/bin/gpu_contract" "$work/$g.abc" "$work/hy.$g" > "$logs/contract.$g.log" 2>&1
 done
 cat "$logs"/contract.*.log > "$logs/contract.txt" 2>/dev/null
@@ -47,7 +53,7 @@ declare -A file=([soc-Slashdot0902]=soc-Slashdot0902/soc-Slashdot0902.txt.gz [gi
                  [luxembourg_osm]=luxembourg_osm/luxembourg_osm.mtx.gz)
 echo "| graph | triangles | tc GPU s | tc CPU (16 threads) s | triangles/s on the GPU | pagerank GPU s (iterations) | pagerank CPU s |" > "$logs/apps.md"
 echo "|---|---|---|---|---|---|---|" >> "$logs/apps.md"
-for g in ${APP_GRAPHS:-soc-Slashdot0902 git_web_ml deezer_HU musae_facebook luxembourg_osm}; do
+for g in ${APP_GRAPHS-soc-Slashdot0902 git_web_ml deezer_HU musae_facebook luxembourg_osm}; do
     f="$bdata/shared/${file[$g]}"
     "$bundle/bin/tc" "$f" --backend cuda --validate > "$logs/tc.$g.log" 2>&1
     tri=$(tail -1 "$logs/tc.$g.log")
@@ -63,7 +69,7 @@ done
 # Personalized PageRank for 64 seeds (one SpMM per iteration) against single-source PageRank per iteration.
 echo "| graph | pagerank ms/iteration (GPU) | personalized, 64 seeds: ms/iteration (GPU) | iterations |" > "$logs/ppr.md"
 echo "|---|---|---|---|" >> "$logs/ppr.md"
-for g in ${PPR_GRAPHS:-soc-Slashdot0902 git_web_ml}; do
+for g in ${PPR_GRAPHS-soc-Slashdot0902 git_web_ml}; do
     f="$bdata/shared/${file[$g]}"
     "$bundle/bin/pagerank" "$f" --backend cuda -o "$work/pr.txt" > "$logs/ppr.single.$g.log" 2>&1
     head -64 "$work/pr.txt" | awk '{print $1}' > "$work/seeds.txt"

@@ -24,24 +24,14 @@
 
 #include "algorithms/contract.hpp"
 #include "engine/hybla.hpp"
+#include "bench/gpu_common.hpp"
 #include "io/read_graph.hpp"
 
 namespace {
 
 using namespace hybla;
+using namespace hybla::bench;
 
-void cuda_check(cudaError_t e, const char* what) {
-    if (e != cudaSuccess) {
-        std::fprintf(stderr, "gpu_contract: %s: %s\n", what, cudaGetErrorString(e));
-        std::exit(2);
-    }
-}
-void sparse_check(cusparseStatus_t s, const char* what) {
-    if (s != CUSPARSE_STATUS_SUCCESS) {
-        std::fprintf(stderr, "gpu_contract: %s: %s\n", what, cusparseGetErrorString(s));
-        std::exit(2);
-    }
-}
 
 // A CSR matrix with 32-bit offsets in device memory, as cuSPARSE takes it.
 struct DeviceCsr {
@@ -178,6 +168,7 @@ double median_ms(int runs, F&& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    program = "gpu_contract";
     if (argc < 3 || std::string(argv[1]) == "-h") {
         std::fprintf(stderr, "usage: gpu_contract GRAPH CLUSTERS [--runs N]\n");
         return argc < 3 ? 2 : 0;

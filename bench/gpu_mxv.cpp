@@ -29,26 +29,14 @@
 #include <string>
 #include <vector>
 
-#include "bench/rmat.hpp"
+#include "bench/gpu_common.hpp"
 #include "engine/hybla.hpp"
 #include "io/read_graph.hpp"
 
 namespace {
 
 using namespace hybla;
-
-void cuda_check(cudaError_t e, const char* what) {
-    if (e != cudaSuccess) {
-        std::fprintf(stderr, "gpu_bench: %s: %s\n", what, cudaGetErrorString(e));
-        std::exit(2);
-    }
-}
-void sparse_check(cusparseStatus_t s, const char* what) {
-    if (s != CUSPARSE_STATUS_SUCCESS) {
-        std::fprintf(stderr, "gpu_bench: %s: %s\n", what, cusparseGetErrorString(s));
-        std::exit(2);
-    }
-}
+using namespace hybla::bench;
 
 struct Args {
     std::string data;
@@ -56,34 +44,6 @@ struct Args {
     int runs = 50;
     bool quick = false;
 };
-
-// Data graphs used by default: the larger files of shared/data.
-const std::vector<std::pair<std::string, std::string>> data_files = {
-    {"soc-Slashdot0902", "soc-Slashdot0902/soc-Slashdot0902.txt.gz"},
-    {"git_web_ml", "git_web_ml/git_edges.csv.gz"},
-    {"deezer_HU", "deezer_HU/HU_edges.csv.gz"},
-    {"musae_facebook", "musae_facebook/musae_facebook_edges.csv.gz"},
-    {"delaunay_n16", "delaunay_n16/delaunay_n16.mtx.gz"},
-    {"luxembourg_osm", "luxembourg_osm/luxembourg_osm.mtx.gz"},
-    {"bcsstk16", "bcsstk16/bcsstk16.mtx.gz"},
-    {"ca-CondMat", "ca-CondMat/ca-CondMat.csv.gz"},
-};
-
-std::string default_data_dir() {
-    namespace fs = std::filesystem;
-    std::vector<std::string> tries;
-    if (const char* e = std::getenv("HYBLA_DATA")) tries.push_back(e);
-    if (const char* e = std::getenv("HYBLA_SOURCE_DIR")) tries.push_back(std::string(e) + "/../shared/data");
-#ifdef HYBLA_SOURCE_DIR
-    tries.push_back(std::string(HYBLA_SOURCE_DIR) + "/../shared/data");
-#endif
-    tries.push_back("../shared/data");
-    tries.push_back("shared/data");
-    tries.push_back("data");
-    for (const auto& t : tries)
-        if (fs::is_directory(t)) return t;
-    return "../shared/data";
-}
 
 Args parse(int argc, char** argv) {
     Args a;
@@ -99,16 +59,8 @@ Args parse(int argc, char** argv) {
         if (s == "--data") a.data = value();
         else if (s == "--runs") a.runs = std::max(1, std::atoi(value().c_str()));
         else if (s == "--quick") a.quick = true;
-        else if (s == "--graphs") {
-            std::string list = value();
-            std::size_t p = 0;
-            while (p <= list.size()) {
-                std::size_t q = list.find(',', p);
-                if (q == std::string::npos) q = list.size();
-                if (q > p) a.graphs.push_back(list.substr(p, q - p));
-                p = q + 1;
-            }
-        } else if (s == "--help" || s == "-h") {
+        else if (s == "--graphs") a.graphs = split_list(value());
+        else if (s == "--help" || s == "-h") {
             std::printf("usage: gpu_bench [--data DIR] [--graphs a,b,...] [--runs N] [--quick]\n"
                         "graphs: data folder names (default set: ");
             for (auto& [n, f] : data_files) std::printf("%s ", n.c_str());
@@ -145,11 +97,6 @@ Matrix<float> with_random_values(const Matrix<T>& m, std::mt19937_64& rng) {
     return Matrix<float>::import_csr(n, m.ncols(), std::move(off), std::move(col), std::move(val), false);
 }
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v[v.size() / 2];
-}
-
 // Device-to-device copy bandwidth, bytes read plus written per second.
 double copy_bandwidth() {
     const std::size_t bytes = std::size_t(1) << 30;
@@ -175,29 +122,6 @@ double copy_bandwidth() {
     cudaFree(a);
     cudaFree(b);
     return 2.0 * double(bytes) / (median(ms) * 1e-3);
-}
-
-// Median time of f over runs repetitions (each between two events on the default stream), after warm-up.
-template <class F>
-double time_ms(int runs, F&& f) {
-    for (int w = 0; w < 3; ++w) f();
-    cuda_check(cudaDeviceSynchronize(), "warm-up");
-    std::vector<cudaEvent_t> ev(2 * runs);
-    for (auto& e : ev) cuda_check(cudaEventCreate(&e), "cudaEventCreate");
-    for (int r = 0; r < runs; ++r) {
-        cuda_check(cudaEventRecord(ev[2 * r]), "cudaEventRecord");
-        f();
-        cuda_check(cudaEventRecord(ev[2 * r + 1]), "cudaEventRecord");
-    }
-    cuda_check(cudaDeviceSynchronize(), "timed runs");
-    std::vector<double> ms(runs);
-    for (int r = 0; r < runs; ++r) {
-        float t = 0;
-        cuda_check(cudaEventElapsedTime(&t, ev[2 * r], ev[2 * r + 1]), "cudaEventElapsedTime");
-        ms[r] = t;
-    }
-    for (auto& e : ev) cudaEventDestroy(e);
-    return median(ms);
 }
 
 struct Outcome {
@@ -346,6 +270,7 @@ Row run_graph(const std::string& name, const Matrix<float>& a, int runs, double 
 }  // namespace
 
 int main(int argc, char** argv) {
+    program = "gpu_bench";
     const Args args = parse(argc, argv);
     try {
         // Readers and generators build on the CPU; only the timed objects move to the GPU.
@@ -379,30 +304,7 @@ int main(int argc, char** argv) {
             Matrix<float> a;
             const auto t0 = std::chrono::steady_clock::now();
             try {
-                if (name.rfind("rmat", 0) == 0) {
-                    bench::RmatParams p;
-                    p.scale = std::atoi(name.c_str() + 4);
-                    p.edge_factor = 16;
-                    if (p.scale < 1 || p.scale > 30) throw InvalidValue("bad R-MAT scale in " + name);
-                    a = with_random_values(bench::rmat(p), rng);
-                } else {
-                    std::string file;
-                    for (auto& [n, f] : data_files)
-                        if (n == name) file = f;
-                    std::string path = args.data + "/" + (file.empty() ? name : file);
-                    if (file.empty() && std::filesystem::is_directory(path)) {
-                        // A folder not in the list: its first graph-looking file.
-                        for (auto& e : std::filesystem::directory_iterator(path)) {
-                            const std::string fn = e.path().filename().string();
-                            if (fn.find("truth") == std::string::npos && fn.find("pagerank") == std::string::npos &&
-                                fn.find("mcl") == std::string::npos && fn.find("README") == std::string::npos) {
-                                path = e.path().string();
-                                break;
-                            }
-                        }
-                    }
-                    a = with_random_values(io::read_graph<float>(path).matrix, rng);
-                }
+                a = with_random_values(load_graph<double>(name, args.data), rng);
             } catch (const std::exception& e) {
                 std::printf("%-18s skipped: %s\n", name.c_str(), e.what());
                 continue;

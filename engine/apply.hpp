@@ -170,6 +170,9 @@ void apply(Vector<TW>& w, const MaskT& mask, Accum accum, F f, const Vector<TU>&
     detail::check_unary(w, mask, u, "apply");
     HYBLA_ON_GPU(w) {
         auto code = detail::require_unary_code<F>("apply");
+        if constexpr (std::is_same_v<TW, TU>)
+            if (cuda_dispatch::is_full(u))
+                return cuda_dispatch::write_back(w, cuda::full_unary(u, code), mask, accum, d, "apply");
         return detail::cuda_map<false>(w, mask, accum, u, d, "apply", [&](const auto& x) { return cuda::apply_unary(x, code); });
     }
     cpu::write_back_vector(w, cpu::from_column(cpu::map_values<TW>(cpu::as_column(u), f)), mask, accum, d);
@@ -180,6 +183,8 @@ void apply(Vector<TW>& w, const MaskT& mask, Accum accum, Op op, const Vector<TU
     HYBLA_ON_GPU(w) {
         detail::check_unary(w, mask, u, "apply");
         auto code = cuda_dispatch::binary_code(op, "apply");
+        if (auto ut = cuda_dispatch::as_type<TW>(u); cuda_dispatch::is_full(ut.get()))
+            return cuda_dispatch::write_back(w, cuda::full_bound(ut.get(), code, TW(s), false), mask, accum, d, "apply");
         return detail::cuda_map<true>(w, mask, accum, u, d, "apply", [&](const Matrix<TW>& x) { return cuda::apply_bound(x, code, TW(s), false); });
     }
     apply(w, mask, accum, [=](TU x) { return op(TW(x), TW(s)); }, u, d);
@@ -190,6 +195,8 @@ void apply(Vector<TW>& w, const MaskT& mask, Accum accum, Op op, S s, const Vect
     HYBLA_ON_GPU(w) {
         detail::check_unary(w, mask, u, "apply");
         auto code = cuda_dispatch::binary_code(op, "apply");
+        if (auto ut = cuda_dispatch::as_type<TW>(u); cuda_dispatch::is_full(ut.get()))
+            return cuda_dispatch::write_back(w, cuda::full_bound(ut.get(), code, TW(s), true), mask, accum, d, "apply");
         return detail::cuda_map<true>(w, mask, accum, u, d, "apply", [&](const Matrix<TW>& x) { return cuda::apply_bound(x, code, TW(s), true); });
     }
     apply(w, mask, accum, [=](TU x) { return op(TW(s), TW(x)); }, u, d);

@@ -56,6 +56,10 @@ void ewise_vector(Vector<TW>& w, const MaskT& mask, Accum accum, Op op, const Ve
         auto code = binary_code(op, name);
         auto ut = as_type<TW>(u);
         auto vt = as_type<TW>(v);
+        if (is_full(ut.get()) && is_full(vt.get())) {  // union and intersection are both everything
+            write_back(w, cuda::full_ewise(ut.get(), vt.get(), code), mask, accum, d, name);
+            return;
+        }
         Matrix<TW> t = cuda::ewise(cuda::as_column(ut.get()), cuda::as_column(vt.get()), code, Union);
         write_back(w, cuda::from_column(t), mask, accum, d, name);
         return;

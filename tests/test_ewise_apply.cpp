@@ -296,7 +296,7 @@ TEST_CASE("eWiseAdd and eWiseMult with mixed value types: int A, double B, doubl
     }
 }
 
-TEST_CASE("eWiseAdd and eWiseMult on vectors, sparse and dense storage", "[ewise][vector][cpu-only]") {
+TEST_CASE("eWiseAdd and eWiseMult on vectors, sparse and dense storage", "[ewise][vector]") {
     for (std::uint64_t seed = 21; seed <= 24; ++seed) {
         ref::Gen g(seed);
         for (Index n : {Index(0), Index(1), Index(2), Index(7), Index(33), Index(100), Index(257)}) {
@@ -461,6 +461,36 @@ ref::Dense<TC> brute_map(const ref::Dense<TA>& a, F f) {
     return c;
 }
 }  // namespace
+
+// Vectors with every entry present (the GPU's one-kernel path when the operands are full, and w too for an
+// accumulator), against the same reference and every mask/accumulator variant, which also take the general path.
+TEST_CASE("eWise and apply on full vectors, accumulated into full and partial vectors", "[ewise][apply][vector][full]") {
+    for (std::uint64_t seed = 25; seed <= 26; ++seed) {
+        ref::Gen g(seed);
+        for (Index n : {Index(0), Index(1), Index(7), Index(300)}) {
+            const auto u = g.vector<double>(n, 1.0), v = g.vector<double>(n, 1.0);
+            const Vector<double> U = vector_in_storage(u, true), V = vector_in_storage(v, true);
+            const auto w_full = g.vector<double>(n, 1.0), w_part = g.vector<double>(n, 0.4);
+            const auto maskd = g.vector<double>(n, 0.5);
+            for (int k : {0, 1, 2, 4}) {  // plus, times, min, minus
+                const DynOp op{k};
+                INFO("seed " << seed << ", n " << n << ", op " << op_names[k]);
+                for (bool add : {true, false}) {
+                    const auto t = brute_ewise<double>(add, u, v, op);
+                    check_vector_variants(g, w_full, t, maskd, ewise_call(add, op, U, V));
+                    check_vector_variants(g, w_part, t, maskd, ewise_call(add, op, U, V));
+                }
+                const auto bound = brute_map<double>(u, [&](Index, Index, double x) { return op(x, 2.5); });
+                const auto bound_first = brute_map<double>(u, [&](Index, Index, double x) { return op(-1.5, x); });
+                check_vector_variants(g, w_full, bound, maskd, bind_call(op, U, 2.5, false));
+                check_vector_variants(g, w_part, bound_first, maskd, bind_call(op, U, -1.5, true));
+            }
+            const auto absolute = brute_map<double>(u, [](Index, Index, double x) { return std::abs(x); });
+            check_vector_variants(g, w_full, absolute, maskd, apply_call(abs_op{}, U));
+            check_vector_variants(g, w_part, absolute, maskd, apply_call(abs_op{}, U));
+        }
+    }
+}
 
 TEST_CASE("apply: unary ops on matrices, with transposes, masks and accumulators", "[apply][matrix][cpu-only]") {
     for (std::uint64_t seed = 51; seed <= 53; ++seed) {

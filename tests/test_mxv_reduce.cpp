@@ -95,7 +95,8 @@ void check_mxv_random(std::uint64_t seed, Accum accum = {}) {
                 const Index nu = flip ? m : n, nw = flip ? n : m;
                 const double du = vector_densities[g.uniform(0, 3)], dm = vector_densities[g.uniform(0, 3)];
                 const Dense<T> u0 = g.template vector<T>(nu, du);
-                const Dense<T> w0 = g.template vector<T>(nw, 0.3);
+                // The second repetition starts from a w with every entry (the GPU accumulates into it in place).
+                const Dense<T> w0 = g.template vector<T>(nw, rep ? 1.0 : 0.3);
                 const Dense<MT> m0 = g.template vector<MT>(nw, dm);
                 const Dense<T> t = flip ? ref_vxm<Sr, T>(u0, a0) : ref_mxv<Sr, T>(a0, u0);
                 for (int ta = 0; ta < 2; ++ta)

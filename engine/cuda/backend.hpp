@@ -64,6 +64,13 @@ template <class T> Matrix<T> select(const Matrix<T>& a, const SelectCode& sel);
 template <class T>
 void write_back(Matrix<T>& c, Matrix<T>&& t, const MaskPattern* mask, const BinaryOp* accum, bool replace);
 
+// Full vectors (dense storage, every entry present): element by element, one kernel, nothing waited for; the
+// result is full. accumulate_full gives accum(w, t) where t (dense storage, any presence) has an entry, w elsewhere.
+template <class T> Vector<T> full_ewise(const Vector<T>& a, const Vector<T>& b, BinaryOp op);
+template <class T> Vector<T> full_unary(const Vector<T>& a, UnaryOp op);
+template <class T> Vector<T> full_bound(const Vector<T>& a, BinaryOp op, T scalar, bool scalar_first);
+template <class T> Vector<T> accumulate_full(const Vector<T>& w, const Vector<T>& t, BinaryOp accum);
+
 // Reductions.
 template <class T> Vector<T> reduce_rows(const Matrix<T>& a, MonoidOp op);
 template <class T> T reduce_all(const Matrix<T>& a, MonoidOp op);

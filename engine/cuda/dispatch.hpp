@@ -119,11 +119,21 @@ void write_back(Matrix<TC>& c, Matrix<TC>&& t, const MaskT& mask, Accum accum, c
     auto acc = accum_code(accum, op);
     cuda::write_back(c, std::move(t), mh.get(), acc ? &*acc : nullptr, d.replace);
 }
+// Every entry present, in dense storage (nvals is kept on the host: no synchronisation to know it).
+template <class T> bool is_full(const Vector<T>& v) { return v.is_dense() && v.nvals() == v.size(); }
+
 template <class TW, class MaskT, class Accum>
 void write_back(Vector<TW>& w, Vector<TW>&& t, const MaskT& mask, Accum accum, const Descriptor& d, const char* op) {
     if constexpr (std::is_same_v<MaskT, NoMask> && std::is_same_v<Accum, NoAccum>) {
         w = std::move(t);
     } else {
+        if constexpr (std::is_same_v<MaskT, NoMask>) {
+            // No mask (replace then changes nothing) into a full w: w keeps every entry, t's combine in.
+            if (is_full(w) && t.is_dense()) {
+                w = cuda::accumulate_full(w, t, *accum_code(accum, op));
+                return;
+            }
+        }
         Matrix<TW> wc = cuda::as_column(w);
         write_back(wc, cuda::as_column(t), mask, accum, d, op);
         w = cuda::from_column(wc);

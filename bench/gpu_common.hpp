@@ -1,0 +1,140 @@
+// What the GPU benchmarks share: error checks that end the program (exit code 2), medians and event timing,
+// and the graphs (files of the data folder, or R-MAT "rmatS").
+#pragma once
+#include <cuda_runtime.h>
+#include <cusparse.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bench/rmat.hpp"
+#include "engine/hybla.hpp"
+#include "io/read_graph.hpp"
+
+namespace hybla::bench {
+
+// The program's name in its messages; each benchmark sets it first.
+inline const char* program = "gpu bench";
+
+inline void cuda_check(cudaError_t e, const char* what) {
+    if (e != cudaSuccess) {
+        std::fprintf(stderr, "%s: %s: %s\n", program, what, cudaGetErrorString(e));
+        std::exit(2);
+    }
+}
+inline void sparse_check(cusparseStatus_t s, const char* what) {
+    if (s != CUSPARSE_STATUS_SUCCESS) {
+        std::fprintf(stderr, "%s: %s: %s\n", program, what, cusparseGetErrorString(s));
+        std::exit(2);
+    }
+}
+
+inline double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// Median time of f over runs repetitions (each between two events on the default stream), after warm-up.
+template <class F>
+double time_ms(int runs, F&& f) {
+    for (int w = 0; w < 3; ++w) f();
+    cuda_check(cudaDeviceSynchronize(), "warm-up");
+    std::vector<cudaEvent_t> ev(2 * runs);
+    for (auto& e : ev) cuda_check(cudaEventCreate(&e), "cudaEventCreate");
+    for (int r = 0; r < runs; ++r) {
+        cuda_check(cudaEventRecord(ev[2 * r]), "cudaEventRecord");
+        f();
+        cuda_check(cudaEventRecord(ev[2 * r + 1]), "cudaEventRecord");
+    }
+    cuda_check(cudaDeviceSynchronize(), "timed runs");
+    std::vector<double> ms(runs);
+    for (int r = 0; r < runs; ++r) {
+        float t = 0;
+        cuda_check(cudaEventElapsedTime(&t, ev[2 * r], ev[2 * r + 1]), "cudaEventElapsedTime");
+        ms[r] = t;
+    }
+    for (auto& e : ev) cudaEventDestroy(e);
+    return median(ms);
+}
+
+// Data graphs used by default: the larger files of shared/data.
+inline const std::vector<std::pair<std::string, std::string>> data_files = {
+    {"soc-Slashdot0902", "soc-Slashdot0902/soc-Slashdot0902.txt.gz"},
+    {"git_web_ml", "git_web_ml/git_edges.csv.gz"},
+    {"deezer_HU", "deezer_HU/HU_edges.csv.gz"},
+    {"musae_facebook", "musae_facebook/musae_facebook_edges.csv.gz"},
+    {"delaunay_n16", "delaunay_n16/delaunay_n16.mtx.gz"},
+    {"luxembourg_osm", "luxembourg_osm/luxembourg_osm.mtx.gz"},
+    {"bcsstk16", "bcsstk16/bcsstk16.mtx.gz"},
+    {"ca-CondMat", "ca-CondMat/ca-CondMat.csv.gz"},
+};
+
+inline std::string default_data_dir() {
+    namespace fs = std::filesystem;
+    std::vector<std::string> tries;
+    if (const char* e = std::getenv("HYBLA_DATA")) tries.push_back(e);
+    if (const char* e = std::getenv("HYBLA_SOURCE_DIR")) tries.push_back(std::string(e) + "/../shared/data");
+#ifdef HYBLA_SOURCE_DIR
+    tries.push_back(std::string(HYBLA_SOURCE_DIR) + "/../shared/data");
+#endif
+    tries.push_back("../shared/data");
+    tries.push_back("shared/data");
+    tries.push_back("data");
+    for (const auto& t : tries)
+        if (fs::is_directory(t)) return t;
+    return "../shared/data";
+}
+
+// The graph called name, on the CPU: "rmatS" is R-MAT scale S (edge factor 16, undirected simple, values 1);
+// otherwise a graph of the data folder (a name of data_files, a file, or a folder holding one graph file).
+template <class T>
+hybla::Matrix<T> load_graph(const std::string& name, const std::string& data) {
+    if (name.rfind("rmat", 0) == 0) {
+        RmatParams p;
+        p.scale = std::atoi(name.c_str() + 4);
+        p.edge_factor = 16;
+        if (p.scale < 1 || p.scale > 30) throw hybla::InvalidValue("bad R-MAT scale in " + name);
+        hybla::Matrix<double> r = rmat(p);
+        if constexpr (std::is_same_v<T, double>) return r;
+        else {
+            hybla::Matrix<T> c(r.nrows(), r.ncols(), hybla::Context::cpu());
+            hybla::apply(c, hybla::no_mask, hybla::no_accum, hybla::identity_op{}, r);
+            return c;
+        }
+    }
+    std::string file;
+    for (auto& [n, f] : data_files)
+        if (n == name) file = f;
+    std::string path = data + "/" + (file.empty() ? name : file);
+    if (file.empty() && std::filesystem::is_directory(path)) {
+        for (auto& e : std::filesystem::directory_iterator(path)) {
+            const std::string fn = e.path().filename().string();
+            if (fn.find("truth") == std::string::npos && fn.find("pagerank") == std::string::npos &&
+                fn.find("mcl") == std::string::npos && fn.find("README") == std::string::npos) {
+                path = e.path().string();
+                break;
+            }
+        }
+    }
+    return hybla::io::read_graph<T>(path).matrix;
+}
+
+// "a,b,c" as a list.
+inline std::vector<std::string> split_list(const std::string& list) {
+    std::vector<std::string> out;
+    std::size_t p = 0;
+    while (p <= list.size()) {
+        std::size_t q = list.find(',', p);
+        if (q == std::string::npos) q = list.size();
+        if (q > p) out.push_back(list.substr(p, q - p));
+        p = q + 1;
+    }
+    return out;
+}
+
+}  // namespace hybla::bench

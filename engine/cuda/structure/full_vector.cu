@@ -1,0 +1,87 @@
+// Element-wise work on full vectors (dense storage, all n entries present) as one kernel each, with nothing
+// to wait for. The general vector paths treat a vector as an n x 1 matrix (merge plans, scans, a count of the
+// result read back to the host), which is right for sparse vectors but costs a dozen launches and a
+// synchronisation per call; iterative algorithms on dense vectors (PageRank) pay that every iteration. The
+// front end knows from nvals, kept on the host, when its operands are full and takes these paths.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "engine/cuda/backend.hpp"
+#include "engine/cuda/opcodes.hpp"
+#include "engine/cuda/structure/keys.cuh"
+#include "engine/vector.hpp"
+
+namespace hybla::cuda {
+
+using namespace keys;
+
+namespace {
+// A full vector of n values taken from vals.
+template <class T>
+Vector<T> full_of(Index n, Array<T> vals, const Context& ctx) {
+    return Vector<T>::adopt(n, n, true, Array<Index>(0, ctx), std::move(vals), Array<std::uint8_t>(n, std::uint8_t(1), ctx));
+}
+}  // namespace
+
+template <class T>
+Vector<T> full_ewise(const Vector<T>& a, const Vector<T>& b, BinaryOp op) {
+    const Context& ctx = a.context();
+    const Index n = a.size();
+    Array<T> out(n, ctx);
+    const T* x = a.storage_values().data();
+    const T* y = b.storage_values().data();
+    T* o = out.data();
+    for_each(n, ctx, "eWise on full vectors", [=] __device__(std::uint64_t i) { o[i] = apply_binary<T>(op, x[i], y[i]); });
+    return full_of(n, std::move(out), ctx);
+}
+
+template <class T>
+Vector<T> full_unary(const Vector<T>& a, UnaryOp op) {
+    const Context& ctx = a.context();
+    const Index n = a.size();
+    Array<T> out(n, ctx);
+    const T* x = a.storage_values().data();
+    T* o = out.data();
+    for_each(n, ctx, "apply on a full vector", [=] __device__(std::uint64_t i) { o[i] = apply_unary<T>(op, x[i]); });
+    return full_of(n, std::move(out), ctx);
+}
+
+template <class T>
+Vector<T> full_bound(const Vector<T>& a, BinaryOp op, T s, bool scalar_first) {
+    const Context& ctx = a.context();
+    const Index n = a.size();
+    Array<T> out(n, ctx);
+    const T* x = a.storage_values().data();
+    T* o = out.data();
+    if (scalar_first)
+        for_each(n, ctx, "apply on a full vector", [=] __device__(std::uint64_t i) { o[i] = apply_binary<T>(op, s, x[i]); });
+    else
+        for_each(n, ctx, "apply on a full vector", [=] __device__(std::uint64_t i) { o[i] = apply_binary<T>(op, x[i], s); });
+    return full_of(n, std::move(out), ctx);
+}
+
+template <class T>
+Vector<T> accumulate_full(const Vector<T>& w, const Vector<T>& t, BinaryOp accum) {
+    const Context& ctx = w.context();
+    const Index n = w.size();
+    Array<T> out(n, ctx);
+    const T* x = w.storage_values().data();
+    const T* y = t.storage_values().data();
+    const std::uint8_t* present = t.nvals() == n ? nullptr : t.storage_bitmap().data();
+    T* o = out.data();
+    for_each(n, ctx, "accumulate into a full vector", [=] __device__(std::uint64_t i) {
+        o[i] = present && !present[i] ? x[i] : apply_binary<T>(accum, x[i], y[i]);
+    });
+    return full_of(n, std::move(out), ctx);
+}
+
+#define HYBLA_X(T)                                                                           \
+    template Vector<T> full_ewise<T>(const Vector<T>&, const Vector<T>&, BinaryOp);         \
+    template Vector<T> full_unary<T>(const Vector<T>&, UnaryOp);                            \
+    template Vector<T> full_bound<T>(const Vector<T>&, BinaryOp, T, bool);                  \
+    template Vector<T> accumulate_full<T>(const Vector<T>&, const Vector<T>&, BinaryOp);
+HYBLA_CUDA_VALUE_TYPES(HYBLA_X)
+#undef HYBLA_X
+
+}  // namespace hybla::cuda
