@@ -154,7 +154,7 @@ double per_iteration_ms(int runs, std::size_t lo, std::size_t hi, Run&& run) {
 }
 
 bool bench_graph(const std::string& name, const Matrix<double>& a, int runs, cusparseHandle_t handle) {
-    const Context gpu = Context::cuda(), cpu = Context::cpu();
+    const Context gpu = Context::cuda();
     const Matrix<double> g = a.to(gpu);
     const Index n = a.nrows();
     std::printf("%-18s n=%zu nnz=%zu\n", name.c_str(), size_t(n), size_t(a.nvals()));

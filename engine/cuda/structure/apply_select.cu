@@ -113,27 +113,12 @@ HYBLA_HD inline bool value_keep(const SelectCode& s, T v) {
 
 template <class T>
 Matrix<T> apply_unary(const Matrix<T>& a, UnaryOp op) {
-    const Context& ctx = a.context();
-    const Offset n = a.nvals();
-    Array<T> out(n, ctx);
-    const T* av = a.storage_values().data();
-    T* o = out.data();
-    for_each(n, ctx, "apply_unary", [=] __device__(std::uint64_t p) { o[p] = cuda::apply_unary<T>(op, av[p]); });
-    return with_values(a, std::move(out));
+    return with_values(a, unary_values(a.storage_values().data(), a.nvals(), op, a.context()));
 }
 
 template <class T>
 Matrix<T> apply_bound(const Matrix<T>& a, BinaryOp op, T scalar, bool scalar_first) {
-    const Context& ctx = a.context();
-    const Offset n = a.nvals();
-    Array<T> out(n, ctx);
-    const T* av = a.storage_values().data();
-    T* o = out.data();
-    if (scalar_first)
-        for_each(n, ctx, "apply_bound", [=] __device__(std::uint64_t p) { o[p] = apply_binary<T>(op, scalar, av[p]); });
-    else
-        for_each(n, ctx, "apply_bound", [=] __device__(std::uint64_t p) { o[p] = apply_binary<T>(op, av[p], scalar); });
-    return with_values(a, std::move(out));
+    return with_values(a, bound_values(a.storage_values().data(), a.nvals(), op, scalar, scalar_first, a.context()));
 }
 
 template <class T>

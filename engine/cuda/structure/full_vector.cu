@@ -38,27 +38,13 @@ Vector<T> full_ewise(const Vector<T>& a, const Vector<T>& b, BinaryOp op) {
 
 template <class T>
 Vector<T> full_unary(const Vector<T>& a, UnaryOp op) {
-    const Context& ctx = a.context();
-    const Index n = a.size();
-    Array<T> out(n, ctx);
-    const T* x = a.storage_values().data();
-    T* o = out.data();
-    for_each(n, ctx, "apply on a full vector", [=] __device__(std::uint64_t i) { o[i] = apply_unary<T>(op, x[i]); });
-    return full_of(n, std::move(out), ctx);
+    return full_of(a.size(), unary_values(a.storage_values().data(), a.size(), op, a.context()), a.context());
 }
 
 template <class T>
 Vector<T> full_bound(const Vector<T>& a, BinaryOp op, T s, bool scalar_first) {
-    const Context& ctx = a.context();
-    const Index n = a.size();
-    Array<T> out(n, ctx);
-    const T* x = a.storage_values().data();
-    T* o = out.data();
-    if (scalar_first)
-        for_each(n, ctx, "apply on a full vector", [=] __device__(std::uint64_t i) { o[i] = apply_binary<T>(op, s, x[i]); });
-    else
-        for_each(n, ctx, "apply on a full vector", [=] __device__(std::uint64_t i) { o[i] = apply_binary<T>(op, x[i], s); });
-    return full_of(n, std::move(out), ctx);
+    return full_of(a.size(), bound_values(a.storage_values().data(), a.size(), op, s, scalar_first, a.context()),
+                   a.context());
 }
 
 template <class T>

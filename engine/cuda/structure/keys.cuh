@@ -105,6 +105,25 @@ HYBLA_HD inline bool mask_at(const MaskPattern& m, Index i, ColIndex j) {
     return present != m.complement;
 }
 
+// A value array mapped through an operator: out[p] = op(x[p]), or op(s, x[p]) / op(x[p], s) with a bound scalar.
+template <class T>
+Array<T> unary_values(const T* x, std::uint64_t n, UnaryOp op, const Context& ctx) {
+    Array<T> out(n, ctx);
+    T* o = out.data();
+    for_each(n, ctx, "apply (unary)", [=] __device__(std::uint64_t p) { o[p] = cuda::apply_unary<T>(op, x[p]); });
+    return out;
+}
+template <class T>
+Array<T> bound_values(const T* x, std::uint64_t n, BinaryOp op, T s, bool scalar_first, const Context& ctx) {
+    Array<T> out(n, ctx);
+    T* o = out.data();
+    if (scalar_first)
+        for_each(n, ctx, "apply (bound scalar)", [=] __device__(std::uint64_t p) { o[p] = apply_binary<T>(op, s, x[p]); });
+    else
+        for_each(n, ctx, "apply (bound scalar)", [=] __device__(std::uint64_t p) { o[p] = apply_binary<T>(op, x[p], s); });
+    return out;
+}
+
 // ---------------------------------------------------------------- CUB-heavy helpers (build.cu, compiled once)
 
 // In place exclusive prefix sum of data[0, n): data[k] becomes the sum of the old data[0, k). For CSR-style
