@@ -80,6 +80,7 @@ void check(const Matrix<T>& a, const PageRankOptions& o, const char* who) {
 struct Transition {
     Matrix<double> pt;
     Vector<double> sinks;
+    bool has_sinks = false;  // false for most undirected graphs: the iteration then skips the sink mass
 };
 
 template <class T>
@@ -101,6 +102,7 @@ Transition transition(const Matrix<T>& a, double damping) {
     mxm(t.pt, no_mask, no_accum, plus_times{}, pattern, diag_scale, Descriptor{.transpose_a = true});
     t.sinks = Vector<double>::full(n, 1.0, ctx);
     apply(t.sinks, degree, no_accum, times_op{}, t.sinks, 0.0);  // 0 where there are out-arcs
+    t.has_sinks = reduce(plus_monoid{}, t.sinks) > 0;
     return t;
 }
 
@@ -155,9 +157,12 @@ PageRankResult pagerank(const Matrix<T>& a, const PageRankOptions& o = {}) {
     const std::size_t cap = o.ldbc ? o.iterations : o.max_iterations;
     while (res.iterations < cap) {
         Vector<double>& r = res.rank;
-        Vector<double> sink_rank(n, ctx);
-        eWiseMult(sink_rank, no_mask, no_accum, times_op{}, r, t.sinks);
-        const double sink_mass = reduce(plus_monoid{}, sink_rank);
+        double sink_mass = 0;
+        if (t.has_sinks) {
+            Vector<double> sink_rank(n, ctx);
+            eWiseMult(sink_rank, no_mask, no_accum, times_op{}, r, t.sinks);
+            sink_mass = reduce(plus_monoid{}, sink_rank);
+        }
         Vector<double> next = Vector<double>::full(n, ((1 - d) + d * sink_mass) / double(n), ctx);
         mxv(next, no_mask, plus_op{}, plus_times{}, t.pt, r);  // += d * sum_{u->v} r(u)/outdeg(u)
         Vector<double> dist(n, ctx);

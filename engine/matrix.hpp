@@ -316,6 +316,17 @@ public:
         return bool(cache_->transpose);
     }
 
+    // For backends: the number of rows with at least one entry, once a kernel has counted it (dropped with the
+    // other derived forms on any change). The GPU mxv needs it to know its result's nvals without waiting.
+    std::optional<Index> cached_nonempty_rows() const {
+        std::lock_guard<std::mutex> lock(cache_->mutex);
+        return cache_->nonempty_rows;
+    }
+    void cache_nonempty_rows(Index count) const {
+        std::lock_guard<std::mutex> lock(cache_->mutex);
+        cache_->nonempty_rows = count;
+    }
+
     // For backends: direct access to the CSR arrays. Callers must keep the invariants.
     Array<Offset>& offsets_mut() { invalidate(); return offsets_; }
     void set_nvals(Index n) { nvals_ = n; }
@@ -376,6 +387,7 @@ private:
     struct Cache {
         std::mutex mutex;
         std::shared_ptr<const Matrix> transpose;
+        std::optional<Index> nonempty_rows;
     };
     std::shared_ptr<Cache> cache_ = std::make_shared<Cache>();
 };

@@ -306,6 +306,25 @@ TEST_CASE("mxv does not push through a transpose cached before the matrix change
     REQUIRE(w.get(3) == 200.0);
 }
 
+TEST_CASE("mxv counts the present rows again after the matrix changed", "[mxv]") {
+    // The GPU backend remembers a matrix's non-empty row count from its first mxv; a change must drop it.
+    Matrix<double> a(40, 30);
+    for (Index i = 0; i < 40; i += 3) a.set(i, (i * 5) % 30, double(i + 1));
+    const Vector<double> u = Vector<double>::full(30, 2.0);
+    for (int round = 0; round < 4; ++round) {
+        Vector<double> w(40);
+        mxv(w, no_mask, no_accum, plus_times{}, a, u);
+        REF_REQUIRE_SAME(ref::to_dense(w), (ref_mxv<plus_times, double>(ref::to_dense(a), ref::to_dense(u))));
+        Vector<double> again(40);
+        mxv(again, no_mask, no_accum, plus_times{}, a, u);  // the count now comes from the cache
+        REQUIRE(again.nvals() == w.nvals());
+        REF_REQUIRE_SAME(ref::to_dense(again), ref::to_dense(w));
+        if (round == 0) a.set(1, 4, 7.0);       // fills an empty row
+        if (round == 1) a.remove(0, 0);         // empties a row
+        if (round == 2) a = Matrix<double>(40, 30, a.context());  // no entries at all
+    }
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // reduce
 

@@ -12,6 +12,7 @@
 #include <cub/device/device_segmented_sort.cuh>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -19,6 +20,7 @@
 
 #include "engine/cuda/structure/keys.cuh"
 #include "engine/matrix.hpp"
+#include "engine/trace.hpp"
 
 namespace hybla::cuda {
 
@@ -250,6 +252,21 @@ Matrix<T> mxm_pruned(const Matrix<T>& a, const Matrix<T>& b, const PruneRule& ru
     const std::uint64_t budget = prune_batch_budget();
     const RowRule rr{rule.cutoff, rule.pct, Offset(rule.select), Offset(rule.recover)};
 
+    // With HYBLA_TRACE=1 each phase is timed (the stream is synchronised between phases, for the trace only).
+    const bool timing = trace_enabled();
+    double expand_s = 0, prune_s = 0;
+    auto lap = [&, t = std::chrono::steady_clock::now()](double& into) mutable {
+        if (!timing) return;
+        check(cudaStreamSynchronize(s), "mxm_pruned (trace timing)");
+        const auto now = std::chrono::steady_clock::now();
+        into += std::chrono::duration<double>(now - t).count();
+        t = now;
+    };
+    double ignored = 0;
+    lap(ignored);
+    std::uint64_t products = 0;
+    for (Index i = 0; i < m; ++i) products += hf[i];
+
     std::vector<Matrix<T>> parts;
     for (Index r0 = 0; r0 < m;) {
         Index r1 = r0;
@@ -260,6 +277,7 @@ Matrix<T> mxm_pruned(const Matrix<T>& a, const Matrix<T>& b, const PruneRule& ru
         const Matrix<double> ab = cast<double, T>(row_slice(a, r0, r1, a_off[r0], a_off[r1]));
         const Matrix<double> e = spgemm<double>(ab, bd, SemiringCode{MonoidOp::plus, BinaryOp::times}, nullptr);
         const Offset nnz = e.nvals();
+        lap(expand_s);
         // The values as stored (T), sorted descending within each row.
         Array<T> stored(nnz, ctx), sorted(nnz, ctx);
         {
@@ -310,8 +328,13 @@ Matrix<T> mxm_pruned(const Matrix<T>& a, const Matrix<T>& b, const PruneRule& ru
             kept_mass.data(), mode.data(), out_off.data(), out_cols.data(), out_vals.data());
         check_launch("mxm_pruned (compact)");
         parts.push_back(Matrix<T>::import_csr(rows, n, std::move(out_off), std::move(out_cols), std::move(out_vals), false));
+        lap(prune_s);
         r0 = r1;
     }
+    trace("mxm_pruned (GPU): %llu products, %llu entries expanded, %llu kept, %zu batch%s; expand (ESC SpGEMM) %.1f ms, "
+          "prune (sort, threshold, compact) %.1f ms",
+          (unsigned long long)products, (unsigned long long)stats.expanded, (unsigned long long)stats.kept, parts.size(),
+          parts.size() == 1 ? "" : "es", expand_s * 1e3, prune_s * 1e3);
     if (parts.size() == 1) return std::move(parts[0]);
     // Stack the batches.
     Offset total = 0;

@@ -22,6 +22,7 @@
 // Sums run in increasing k inside a thread and combine in increasing k across threads and tiles, so the
 // any monoid keeps the first term, as on the CPU; floating sums differ from the CPU only by rounding.
 // No floating atomics: the result is the same on every run.
+#include <optional>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -592,7 +593,9 @@ Vector<T> run(const Matrix<T>& m, const Vector<T>& u, Sr sr, bool flip, const Ma
     const std::uint64_t groups = (n + 3) / 4;
     const std::uint64_t prepare_blocks = std::clamp<std::uint64_t>(
         (groups + kPrepareBlock - 1) / kPrepareBlock, 1, std::min<std::uint64_t>(std::uint64_t(sms) * 8, kMaxPrepareBlocks));
-    Mailbox* mb = count_from_pattern ? &mailbox() : nullptr;
+    // Counted once per matrix: later calls return without waiting for any kernel (as cuSPARSE's do).
+    const std::optional<Index> known_rows = count_from_pattern ? m.cached_nonempty_rows() : std::nullopt;
+    Mailbox* mb = count_from_pattern && !known_rows ? &mailbox() : nullptr;
     const unsigned long long epoch = next_epoch();
     spmv_prepare<kTile><<<unsigned(prepare_blocks), kPrepareBlock, 0, stream>>>(off, n, ntiles, tile_row,
                                                                                  mb ? mb->dev : nullptr, epoch);
@@ -611,10 +614,13 @@ Vector<T> run(const Matrix<T>& m, const Vector<T>& u, Sr sr, bool flip, const Ma
                           ybm.data(), sr, mp, counter);
 
     Index nvals = 0;
-    if (mb) {
+    if (known_rows) {
+        nvals = *known_rows;
+    } else if (mb) {
         // Only the prepare kernel is waited for: the tile and fixup kernels stay queued, and the scratch
         // is freed in stream order behind them.
         nvals = wait_counts(*mb, prepare_blocks, epoch, stream);
+        m.cache_nonempty_rows(nvals);
     } else {
         unsigned long long c = 0;
         copy(&c, counter, sizeof c, CopyKind::device_to_host, ctx.stream());
