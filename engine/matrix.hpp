@@ -326,6 +326,16 @@ public:
         std::lock_guard<std::mutex> lock(cache_->mutex);
         cache_->nonempty_rows = count;
     }
+    // For backends: an opaque plan derived from the pattern (the GPU mxv keeps its tile starts here), dropped
+    // with the other derived forms on any change.
+    std::shared_ptr<const void> cached_plan() const {
+        std::lock_guard<std::mutex> lock(cache_->mutex);
+        return cache_->plan;
+    }
+    void cache_plan(std::shared_ptr<const void> plan) const {
+        std::lock_guard<std::mutex> lock(cache_->mutex);
+        cache_->plan = std::move(plan);
+    }
 
     // For backends: direct access to the CSR arrays. Callers must keep the invariants.
     Array<Offset>& offsets_mut() { invalidate(); return offsets_; }
@@ -388,6 +398,7 @@ private:
         std::mutex mutex;
         std::shared_ptr<const Matrix> transpose;
         std::optional<Index> nonempty_rows;
+        std::shared_ptr<const void> plan;
     };
     std::shared_ptr<Cache> cache_ = std::make_shared<Cache>();
 };

@@ -263,6 +263,41 @@ TEST_CASE("mxm_pruned gives the same rows when the GPU takes them in many small 
     REF_REQUIRE_SAME(ref::to_dense(whole), brute_pruned(a, a, rule).c);
 }
 
+TEST_CASE("mxm_pruned gives the same rows on the GPU's dense-row path and its sorted path", "[mcl][prune]") {
+    // HYBLA_PRUNE_DENSE=1 sends every batch the CUDA backend can serve through the dense-row accumulator,
+    // =0 through the expand-sort-compress SpGEMM (the CPU backend ignores both). Column counts past one
+    // accumulator tile (512) and a last partial tile, empty rows, many batches, skewed rows.
+    ref::Gen g(31);
+    PruneRule rule;
+    rule.cutoff = 0.01, rule.select = 7, rule.recover = 11, rule.pct = 0.7, rule.mcl_float_products = false;
+    struct Shape { Index m, k, n; double density; };
+    std::vector<Shape> shapes = {{0, 5, 7, 0.5}, {1, 1, 1, 1.0}, {1, 40, 1300, 0.2}, {70, 50, 1300, 0.1},
+                                 {257, 257, 257, 0.06}, {33, 600, 1025, 0.02}};
+    for (auto [m, k] : g.shapes()) shapes.push_back({m, k, Index(g.uniform(1, 700)), 0.3});
+    for (const Shape& sh : shapes)
+        for (const char* batch : {"", "150"}) {
+            INFO(sh.m << "x" << sh.k << "x" << sh.n << " density " << sh.density << " batch '" << batch << "'");
+            Matrix<float> a = random_weights(g, sh.m, sh.k, sh.density);
+            if (sh.m > 3 && sh.k > 1) a.set(0, 0, 5.0f), a.set(1, Index(sh.k - 1), 2.0f);  // a heavier first row
+            const Matrix<float> b = random_weights(g, sh.k, sh.n, sh.density);
+            Matrix<float> dense(sh.m, sh.n), sorted(sh.m, sh.n);
+            if (*batch) ::setenv("HYBLA_PRUNE_BATCH", batch, 1);
+            ::setenv("HYBLA_PRUNE_DENSE", "1", 1);
+            const PruneStats sd = mxm_pruned(dense, a, b, rule);
+            ::setenv("HYBLA_PRUNE_DENSE", "0", 1);
+            const PruneStats ss = mxm_pruned(sorted, a, b, rule);
+            ::unsetenv("HYBLA_PRUNE_DENSE");
+            ::unsetenv("HYBLA_PRUNE_BATCH");
+            const RefPruned want = brute_pruned(a, b, rule);
+            REF_REQUIRE_SAME(ref::to_dense(dense), want.c);
+            REF_REQUIRE_SAME(ref::to_dense(sorted), want.c);
+            CHECK(sd.expanded == want.stats.expanded);
+            CHECK(sd.kept == ss.kept);
+            CHECK(sd.chaos == Approx(ss.chaos).margin(1e-12));
+            CHECK(sd.min_mass == Approx(ss.min_mass).margin(1e-12));
+        }
+}
+
 TEST_CASE("mxm_pruned: float products as mcl's dense kernel, and the argument checks", "[mcl][prune][cpu-only]") {
     // 0.1f * 0.3f rounds differently in float and in double: the flag picks mcl's float products on the CPU.
     Matrix<float> a = Matrix<float>::from_tuples(1, 1, std::vector<Index>{0}, std::vector<Index>{0},

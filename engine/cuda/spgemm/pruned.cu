@@ -18,6 +18,7 @@
 #include <limits>
 #include <vector>
 
+#include "engine/cuda/spgemm/dense_rows.cuh"
 #include "engine/cuda/structure/keys.cuh"
 #include "engine/matrix.hpp"
 #include "engine/trace.hpp"
@@ -200,20 +201,49 @@ __global__ void inflate_kernel(Index rows, const Offset* off, T* v, double power
     }
 }
 
-std::uint64_t prune_batch_budget() {
-    if (const char* e = std::getenv("HYBLA_PRUNE_BATCH"); e && *e) {
+// A positive integer from the environment, or 0 when unset or not one.
+std::uint64_t env_count(const char* name) {
+    if (const char* e = std::getenv(name); e && *e) {
         char* end = nullptr;
         unsigned long long v = std::strtoull(e, &end, 10);
-        if (end != e && v > 0) return v;
+        if (end != e && *end == 0) return v;
     }
+    return 0;
+}
+
+std::uint64_t free_device_bytes() {
     std::size_t free_bytes = 0, total_bytes = 0;
     if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
         cudaGetLastError();
-        return std::uint64_t(1) << 26;
+        return std::uint64_t(1) << 30;
     }
+    return free_bytes;
+}
+
+std::uint64_t prune_batch_budget() {
+    if (const std::uint64_t v = env_count("HYBLA_PRUNE_BATCH")) return v;
     // A batch's unpruned product costs about 60 bytes an entry here (columns, double values, sorted copy,
     // CUB scratch) plus the SpGEMM's own batches; a quarter of the free memory, below CUB's int limit.
-    return std::clamp<std::uint64_t>(free_bytes / 4 / 60, std::uint64_t(1) << 20, std::uint64_t(1) << 30);
+    return std::clamp<std::uint64_t>(free_device_bytes() / 4 / 60, std::uint64_t(1) << 20, std::uint64_t(1) << 30);
+}
+
+// Rows per batch on the dense-row path: staging (12 B per row x column) plus the expanded batch and its
+// sorted copy (up to 20 B per row x column) in a quarter of the free memory, and at most 2^31 - 1 slots
+// (the segmented sort counts in int). HYBLA_PRUNE_BATCH (products) bounds it too, so tests get many batches.
+std::uint64_t dense_batch_rows(Index ncols, std::uint64_t products_budget) {
+    const std::uint64_t per_row = std::max<std::uint64_t>(1, std::uint64_t(ncols) * 32);
+    std::uint64_t rows = free_device_bytes() / 4 / per_row;
+    rows = std::min<std::uint64_t>(rows, ((std::uint64_t(1) << 31) - 1) / std::max<Index>(ncols, 1));
+    if (env_count("HYBLA_PRUNE_BATCH")) rows = std::min<std::uint64_t>(rows, products_budget / std::max<Index>(ncols, 1));
+    return std::max<std::uint64_t>(rows, 1);
+}
+
+// HYBLA_PRUNE_DENSE: 0 never takes the dense-row path, 1 takes it for every batch it can serve (tests use
+// both), unset: batches whose products are at least a quarter of their rows x columns.
+int prune_dense_mode() {
+    const char* e = std::getenv("HYBLA_PRUNE_DENSE");
+    if (!e || !*e) return -1;
+    return *e == '0' ? 0 : 1;
 }
 
 // Rows [r0, r1) of A as a matrix of their own (a copy of that slice of the arrays).
@@ -267,15 +297,38 @@ Matrix<T> mxm_pruned(const Matrix<T>& a, const Matrix<T>& b, const PruneRule& ru
     std::uint64_t products = 0;
     for (Index i = 0; i < m; ++i) products += hf[i];
 
+    const int dense_mode = prune_dense_mode();
+    const bool dense_ok = dense_mode != 0 && n <= dense_rows::kMaxCols && n > 0;
+    const std::uint64_t dense_rows_max = dense_ok ? dense_batch_rows(n, budget) : 0;
+    Array<std::uint32_t> split;  // built when a batch first takes the dense-row path
+    std::size_t dense_batches = 0;
+
     std::vector<Matrix<T>> parts;
     for (Index r0 = 0; r0 < m;) {
         Index r1 = r0;
         std::uint64_t work = 0;
-        while (r1 < m && (r1 == r0 || work + hf[r1] <= budget)) work += hf[r1++];
+        bool dense = false;
+        if (dense_ok) {
+            r1 = Index(std::min<std::uint64_t>(m, r0 + dense_rows_max));
+            for (Index i = r0; i < r1; ++i) work += hf[i];
+            dense = dense_mode == 1 || work >= std::uint64_t(r1 - r0) * n / 4;
+        }
+        if (!dense) {
+            r1 = r0;
+            work = 0;
+            while (r1 < m && (r1 == r0 || work + hf[r1] <= budget)) work += hf[r1++];
+        }
         const Index rows = r1 - r0;
         // The unpruned rows of this batch, in double.
-        const Matrix<double> ab = cast<double, T>(row_slice(a, r0, r1, a_off[r0], a_off[r1]));
-        const Matrix<double> e = spgemm<double>(ab, bd, SemiringCode{MonoidOp::plus, BinaryOp::times}, nullptr);
+        Matrix<double> e;
+        if (dense) {
+            if (split.size() == 0) split = dense_rows::split_table(b);
+            e = dense_rows::multiply(a, r0, r1, b, split);
+            ++dense_batches;
+        } else {
+            const Matrix<double> ab = cast<double, T>(row_slice(a, r0, r1, a_off[r0], a_off[r1]));
+            e = spgemm<double>(ab, bd, SemiringCode{MonoidOp::plus, BinaryOp::times}, nullptr);
+        }
         const Offset nnz = e.nvals();
         lap(expand_s);
         // The values as stored (T), sorted descending within each row.
@@ -331,10 +384,10 @@ Matrix<T> mxm_pruned(const Matrix<T>& a, const Matrix<T>& b, const PruneRule& ru
         lap(prune_s);
         r0 = r1;
     }
-    trace("mxm_pruned (GPU): %llu products, %llu entries expanded, %llu kept, %zu batch%s; expand (ESC SpGEMM) %.1f ms, "
-          "prune (sort, threshold, compact) %.1f ms",
+    trace("mxm_pruned (GPU): %llu products, %llu entries expanded, %llu kept, %zu batch%s (%zu on dense rows); expand "
+          "%.1f ms, prune (sort, threshold, compact) %.1f ms",
           (unsigned long long)products, (unsigned long long)stats.expanded, (unsigned long long)stats.kept, parts.size(),
-          parts.size() == 1 ? "" : "es", expand_s * 1e3, prune_s * 1e3);
+          parts.size() == 1 ? "" : "es", dense_batches, expand_s * 1e3, prune_s * 1e3);
     if (parts.size() == 1) return std::move(parts[0]);
     // Stack the batches.
     Offset total = 0;

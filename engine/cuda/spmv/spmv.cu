@@ -22,6 +22,7 @@
 // Sums run in increasing k inside a thread and combine in increasing k across threads and tiles, so the
 // any monoid keeps the first term, as on the CPU; floating sums differ from the CPU only by rounding.
 // No floating atomics: the result is the same on every run.
+#include <memory>
 #include <optional>
 #include <cuda_runtime.h>
 
@@ -553,6 +554,13 @@ void launch_after_previous(void (*kernel)(Params...), unsigned blocks, unsigned 
     check(cudaLaunchKernelEx(&cfg, kernel, Params(args)...), what);
 }
 
+// The tile starts of a matrix (what spmv_prepare writes), kept on the matrix once its first full-vector,
+// unmasked call has waited for them: later calls skip the prepare kernel.
+struct TilePlan {
+    int tile = 0;
+    Array<Index> tile_row;
+};
+
 template <class T, class Sr, bool kGeneral, class Shape = DefaultShape>
 Vector<T> run(const Matrix<T>& m, const Vector<T>& u, Sr sr, bool flip, const MaskPattern* mask, const char* path) {
     constexpr int kTile = Shape::tile;
@@ -570,13 +578,28 @@ Vector<T> run(const Matrix<T>& m, const Vector<T>& u, Sr sr, bool flip, const Ma
     const bool count_from_pattern = u_full && !mask;
     const std::uint64_t total = n + nnz;
     const std::uint64_t ntiles = (total + kTile - 1) / kTile;
-    // One scratch allocation: the tiles' first rows, their carries and, without the count from the
-    // pattern, the present-row counter.
-    const std::size_t carry_at = ((ntiles + 1) * sizeof(Index) + 15) / 16 * 16;
+    // Counted once per matrix: later calls return without waiting for any kernel (as cuSPARSE's do).
+    const std::optional<Index> known_rows = count_from_pattern ? m.cached_nonempty_rows() : std::nullopt;
+    std::shared_ptr<const TilePlan> plan = std::static_pointer_cast<const TilePlan>(m.cached_plan());
+    if (plan && (plan->tile != kTile || (count_from_pattern && !known_rows))) plan.reset();
+    // A new plan is kept when this call waits for the prepare kernel anyway.
+    std::shared_ptr<TilePlan> new_plan;
+    if (!plan && count_from_pattern && !known_rows) {
+        new_plan = std::make_shared<TilePlan>();
+        new_plan->tile = kTile;
+        new_plan->tile_row = Array<Index>(ntiles + 1, ctx);
+    }
+    // One scratch allocation: the tiles' first rows (unless planned), their carries and, without the count
+    // from the pattern, the present-row counter.
+    const bool own_tiles = !plan && !new_plan;
+    const std::size_t carry_at = own_tiles ? ((ntiles + 1) * sizeof(Index) + 15) / 16 * 16 : 0;
     const std::size_t has_at = carry_at + ntiles * sizeof(T);
     const std::size_t counter_at = (has_at + ntiles + 7) / 8 * 8;
     Array<unsigned char> scratch(counter_at + sizeof(unsigned long long), ctx);
-    Index* tile_row = reinterpret_cast<Index*>(scratch.data());
+    // Written only by the prepare kernel, which does not run when the plan is cached.
+    Index* tile_row = plan       ? const_cast<Index*>(plan->tile_row.data())
+                      : new_plan ? new_plan->tile_row.data()
+                                 : reinterpret_cast<Index*>(scratch.data());
     T* carry_val = reinterpret_cast<T*>(scratch.data() + carry_at);
     std::uint8_t* carry_has = scratch.data() + has_at;
     unsigned long long* counter = nullptr;
@@ -593,13 +616,13 @@ Vector<T> run(const Matrix<T>& m, const Vector<T>& u, Sr sr, bool flip, const Ma
     const std::uint64_t groups = (n + 3) / 4;
     const std::uint64_t prepare_blocks = std::clamp<std::uint64_t>(
         (groups + kPrepareBlock - 1) / kPrepareBlock, 1, std::min<std::uint64_t>(std::uint64_t(sms) * 8, kMaxPrepareBlocks));
-    // Counted once per matrix: later calls return without waiting for any kernel (as cuSPARSE's do).
-    const std::optional<Index> known_rows = count_from_pattern ? m.cached_nonempty_rows() : std::nullopt;
     Mailbox* mb = count_from_pattern && !known_rows ? &mailbox() : nullptr;
     const unsigned long long epoch = next_epoch();
-    spmv_prepare<kTile><<<unsigned(prepare_blocks), kPrepareBlock, 0, stream>>>(off, n, ntiles, tile_row,
-                                                                                 mb ? mb->dev : nullptr, epoch);
-    check(cudaGetLastError(), "spmv prepare kernel launch");
+    if (!plan) {
+        spmv_prepare<kTile><<<unsigned(prepare_blocks), kPrepareBlock, 0, stream>>>(off, n, ntiles, tile_row,
+                                                                                     mb ? mb->dev : nullptr, epoch);
+        check(cudaGetLastError(), "spmv prepare kernel launch");
+    }
     const unsigned tile_blocks = unsigned(std::min<std::uint64_t>(ntiles, 0x7fffffffu));
     launch_after_previous(spmv_tiles<T, Sr, kGeneral, Shape>, tile_blocks, Shape::block, stream, ctx.device(),
                           "spmv tile kernel launch",
@@ -621,6 +644,7 @@ Vector<T> run(const Matrix<T>& m, const Vector<T>& u, Sr sr, bool flip, const Ma
         // is freed in stream order behind them.
         nvals = wait_counts(*mb, prepare_blocks, epoch, stream);
         m.cache_nonempty_rows(nvals);
+        if (new_plan) m.cache_plan(std::move(new_plan));
     } else {
         unsigned long long c = 0;
         copy(&c, counter, sizeof c, CopyKind::device_to_host, ctx.stream());
