@@ -24,6 +24,7 @@ namespace hybla::cuda::dense_rows {
 
 constexpr unsigned kTile = 512;           // columns a warp accumulates (4 KB of doubles + 512 presence bytes)
 constexpr unsigned kWarps = 8;            // warps per block
+constexpr unsigned kGroup = 4;            // k's whose loads a warp issues together
 constexpr Index kMaxCols = Index(1) << 17;  // split table <= 131072 x 257 x 4 B = 135 MB
 
 inline std::uint64_t tiles_for(Index ncols) { return (std::uint64_t(ncols) + kTile - 1) / kTile; }
@@ -49,13 +50,14 @@ __global__ void split_kernel(Index brows, std::uint64_t tiles, const Offset* bo,
     }
 }
 
-// One warp per (row, tile) job, grid-stride. Writes the job's present columns (ascending) and values to its
-// staging slot (row * ncols + tile * kTile) and their number to counts[row * tiles + tile].
+// One warp per (row, tile) job, grid-stride, tile-major. Writes the job's present columns (ascending) and values
+// to its staging slot (row * ncols + tile * kTile) and their number to counts[row * tiles + tile].
 template <class TA, class TB>
 __global__ void __launch_bounds__(kWarps * 32) accumulate_kernel(Index rows, Index ncols, std::uint64_t tiles,
-                                                                 const Offset* ao, const ColIndex* ac, const TA* av,
-                                                                 const Offset* bo, const ColIndex* bc, const TB* bv,
-                                                                 const std::uint32_t* split, ColIndex* stage_cols,
+                                                                 const Offset* __restrict__ ao, const ColIndex* __restrict__ ac,
+                                                                 const TA* __restrict__ av, const Offset* __restrict__ bo,
+                                                                 const ColIndex* __restrict__ bc, const TB* __restrict__ bv,
+                                                                 const std::uint32_t* __restrict__ split, ColIndex* stage_cols,
                                                                  double* stage_vals, Offset* counts) {
     __shared__ double acc_all[kWarps][kTile];
     __shared__ std::uint8_t has_all[kWarps][kTile];
@@ -70,8 +72,10 @@ __global__ void __launch_bounds__(kWarps * 32) accumulate_kernel(Index rows, Ind
     const std::uint64_t jobs = std::uint64_t(rows) * tiles;
     for (std::uint64_t job = (blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x) / 32; job < jobs;
          job += std::uint64_t(gridDim.x) * blockDim.x / 32) {
-        const Index i = Index(job / tiles);
-        const std::uint64_t t = job % tiles;
+        // Tile-major: the warps running at one time share a tile, so the part of B they read (B's columns
+        // in that tile, about nnz(B) / tiles entries) stays in L2 instead of coming from DRAM for every row.
+        const Index i = Index(job % rows);
+        const std::uint64_t t = job / rows;
         const ColIndex lo = ColIndex(t * kTile);
         for (Offset base = ao[i]; base < ao[i + 1]; base += 32) {
             const Offset p = base + lane;
@@ -82,20 +86,51 @@ __global__ void __launch_bounds__(kWarps * 32) accumulate_kernel(Index rows, Ind
                 my_a = double(av[p]);
             }
             const unsigned n = ao[i + 1] - base < 32 ? unsigned(ao[i + 1] - base) : 32u;
-            for (unsigned q = 0; q < n; ++q) {
-                const ColIndex k = __shfl_sync(0xffffffffu, my_k, q);
-                const double a = __shfl_sync(0xffffffffu, my_a, q);
-                const std::uint32_t* sp = split + std::uint64_t(k) * (tiles + 1) + t;
-                const Offset row0 = bo[k];
-                const Offset s = row0 + sp[0], e = row0 + sp[1];
-                // Columns of one B row are distinct, so the lanes never collide within one k; __syncwarp
-                // orders the updates of successive k's (the sum runs in the order of A(i,:)).
-                for (Offset x = s + lane; x < e; x += 32) {
-                    const unsigned c = bc[x] - lo;
-                    acc[c] += __dmul_rn(a, double(bv[x]));  // no fused multiply-add: the CPU rounds the product too
-                    has[c] = 1;
+            // kGroup k's at a time: their B row parts are located and their first 32 entries loaded before
+            // any is added, so kGroup independent load chains are in flight instead of one per k.
+            for (unsigned q0 = 0; q0 < n; q0 += kGroup) {
+                Offset s[kGroup], e[kGroup];
+                double a[kGroup], v[kGroup];
+                unsigned c[kGroup];
+#pragma unroll
+                for (unsigned j = 0; j < kGroup; ++j) {
+                    const unsigned q = q0 + j;
+                    const ColIndex k = __shfl_sync(0xffffffffu, my_k, q & 31);
+                    a[j] = __shfl_sync(0xffffffffu, my_a, q & 31);
+                    s[j] = e[j] = 0;
+                    if (q < n) {
+                        const std::uint32_t* sp = split + std::uint64_t(k) * (tiles + 1) + t;
+                        const Offset row0 = bo[k];
+                        s[j] = row0 + sp[0];
+                        e[j] = row0 + sp[1];
+                    }
                 }
-                __syncwarp();
+#pragma unroll
+                for (unsigned j = 0; j < kGroup; ++j) {
+                    const Offset x = s[j] + lane;
+                    c[j] = kTile;  // none
+                    v[j] = 0;
+                    if (x < e[j]) {
+                        c[j] = bc[x] - lo;
+                        v[j] = double(bv[x]);
+                    }
+                }
+                // Columns of one B row are distinct, so the lanes never collide within one k; __syncwarp
+                // orders the updates of successive k's (each sum runs in the order of A(i,:)). No fused
+                // multiply-add: the CPU rounds the product too.
+#pragma unroll
+                for (unsigned j = 0; j < kGroup; ++j) {
+                    if (c[j] < kTile) {
+                        acc[c[j]] += __dmul_rn(a[j], v[j]);
+                        has[c[j]] = 1;
+                    }
+                    for (Offset x = s[j] + 32 + lane; x < e[j]; x += 32) {
+                        const unsigned cc = bc[x] - lo;
+                        acc[cc] += __dmul_rn(a[j], double(bv[x]));
+                        has[cc] = 1;
+                    }
+                    __syncwarp();
+                }
             }
         }
         // Compact the present columns into the staging slot, resetting the accumulator on the way.
@@ -117,7 +152,7 @@ __global__ void __launch_bounds__(kWarps * 32) accumulate_kernel(Index rows, Ind
             }
             written += __popc(ballot);
         }
-        if (lane == 0) counts[job] = written;
+        if (lane == 0) counts[std::uint64_t(i) * tiles + t] = written;  // row-major, as the CSR wants
         __syncwarp();
     }
 }
