@@ -298,6 +298,34 @@ TEST_CASE("mxm_pruned gives the same rows on the GPU's dense-row path and its so
         }
 }
 
+TEST_CASE("mxm_pruned: the dense-row path with more row tiles than warps, and empty rows", "[mcl][prune]") {
+    // 6000 rows x 3 tiles: every GPU warp takes several (row, tile) jobs in turn, so the accumulator must be
+    // reset between them; every 7th row of A is empty. Compared with the sorted path (a brute force of this
+    // size would be slow on the CPU).
+    ref::Gen g(37);
+    PruneRule rule;
+    rule.cutoff = 0.001, rule.select = 50, rule.recover = 60, rule.pct = 0.9, rule.mcl_float_products = false;
+    std::vector<Index> r, c;
+    std::vector<float> v;
+    for (Index i = 0; i < 6000; ++i)
+        if (i % 7 != 0)
+            for (int e = 0; e < 3; ++e) r.push_back(i), c.push_back(Index(g.uniform(0, 199))), v.push_back(float(g.uniform(1, 6)) / 16.0f);
+    const Matrix<float> a = Matrix<float>::from_tuples(6000, 200, r, c, v, plus_op{});
+    const Matrix<float> b = random_weights(g, 200, 1100, 0.05);
+    Matrix<float> dense(6000, 1100), sorted(6000, 1100);
+    ::setenv("HYBLA_PRUNE_DENSE", "1", 1);
+    const PruneStats sd = mxm_pruned(dense, a, b, rule);
+    ::setenv("HYBLA_PRUNE_DENSE", "0", 1);
+    const PruneStats ss = mxm_pruned(sorted, a, b, rule);
+    ::unsetenv("HYBLA_PRUNE_DENSE");
+    REF_REQUIRE_SAME(ref::to_dense(dense), ref::to_dense(sorted));
+    CHECK(sd.expanded == ss.expanded);
+    CHECK(sd.kept == ss.kept);
+    CHECK(sd.chaos == ss.chaos);
+    const Matrix<float> host = dense.to(Context::cpu());
+    for (Index i = 0; i < 6000; i += 7) REQUIRE(host.row_degree(i) == 0);
+}
+
 TEST_CASE("mxm_pruned: float products as mcl's dense kernel, and the argument checks", "[mcl][prune][cpu-only]") {
     // 0.1f * 0.3f rounds differently in float and in double: the flag picks mcl's float products on the CPU.
     Matrix<float> a = Matrix<float>::from_tuples(1, 1, std::vector<Index>{0}, std::vector<Index>{0},

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <string_view>
 #include <vector>
 
 #include "engine/cuda/spgemm/dense_rows.cuh"
@@ -239,11 +240,12 @@ std::uint64_t dense_batch_rows(Index ncols, std::uint64_t products_budget) {
 }
 
 // HYBLA_PRUNE_DENSE: 0 never takes the dense-row path, 1 takes it for every batch it can serve (tests use
-// both), unset: batches whose products are at least a quarter of their rows x columns.
+// both), unset or anything else: batches whose products are at least a quarter of their rows x columns.
 int prune_dense_mode() {
     const char* e = std::getenv("HYBLA_PRUNE_DENSE");
-    if (!e || !*e) return -1;
-    return *e == '0' ? 0 : 1;
+    if (e && std::string_view(e) == "0") return 0;
+    if (e && std::string_view(e) == "1") return 1;
+    return -1;
 }
 
 // Rows [r0, r1) of A as a matrix of their own (a copy of that slice of the arrays).
@@ -298,7 +300,9 @@ Matrix<T> mxm_pruned(const Matrix<T>& a, const Matrix<T>& b, const PruneRule& ru
     for (Index i = 0; i < m; ++i) products += hf[i];
 
     const int dense_mode = prune_dense_mode();
-    const bool dense_ok = dense_mode != 0 && n <= dense_rows::kMaxCols && n > 0;
+    // The split table (4 bytes per B row and tile) must also fit: B may have far more rows than columns.
+    const bool dense_ok = dense_mode != 0 && n <= dense_rows::kMaxCols && n > 0 &&
+                          std::uint64_t(b.nrows()) * (dense_rows::tiles_for(n) + 1) * 4 <= free_device_bytes() / 8;
     const std::uint64_t dense_rows_max = dense_ok ? dense_batch_rows(n, budget) : 0;
     Array<std::uint32_t> split;  // built when a batch first takes the dense-row path
     std::size_t dense_batches = 0;
