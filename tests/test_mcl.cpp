@@ -182,6 +182,22 @@ std::string slurp(const fs::path& p) {
     return s.str();
 }
 
+// mxm_pruned with HYBLA_PRUNE_DENSE = path ("1": the GPU's dense-row path, "0": its sorted path; the CPU
+// backend ignores it).
+PruneStats pruned_on_path(Matrix<float>& c, const Matrix<float>& a, const Matrix<float>& b, const PruneRule& rule,
+                          const char* path) {
+    ::setenv("HYBLA_PRUNE_DENSE", path, 1);
+    const PruneStats s = mxm_pruned(c, a, b, rule);
+    ::unsetenv("HYBLA_PRUNE_DENSE");
+    return s;
+}
+void require_same_pruned(const Matrix<float>& x, const PruneStats& sx, const Matrix<float>& y, const PruneStats& sy) {
+    REF_REQUIRE_SAME(ref::to_dense(x), ref::to_dense(y));
+    CHECK(sx.expanded == sy.expanded);
+    CHECK(sx.kept == sy.kept);
+    CHECK(sx.chaos == sy.chaos);
+}
+
 struct TempDir {
     fs::path path;
     TempDir() {
@@ -256,10 +272,7 @@ TEST_CASE("mxm_pruned gives the same rows when the GPU takes them in many small 
     ::setenv("HYBLA_PRUNE_BATCH", "97", 1);
     const PruneStats s2 = mxm_pruned(batched, a, a, rule);
     ::unsetenv("HYBLA_PRUNE_BATCH");
-    REF_REQUIRE_SAME(ref::to_dense(batched), ref::to_dense(whole));
-    CHECK(s1.kept == s2.kept);
-    CHECK(s1.expanded == s2.expanded);
-    CHECK(s1.chaos == s2.chaos);
+    require_same_pruned(batched, s2, whole, s1);
     REF_REQUIRE_SAME(ref::to_dense(whole), brute_pruned(a, a, rule).c);
 }
 
@@ -282,11 +295,8 @@ TEST_CASE("mxm_pruned gives the same rows on the GPU's dense-row path and its so
             const Matrix<float> b = random_weights(g, sh.k, sh.n, sh.density);
             Matrix<float> dense(sh.m, sh.n), sorted(sh.m, sh.n);
             if (*batch) ::setenv("HYBLA_PRUNE_BATCH", batch, 1);
-            ::setenv("HYBLA_PRUNE_DENSE", "1", 1);
-            const PruneStats sd = mxm_pruned(dense, a, b, rule);
-            ::setenv("HYBLA_PRUNE_DENSE", "0", 1);
-            const PruneStats ss = mxm_pruned(sorted, a, b, rule);
-            ::unsetenv("HYBLA_PRUNE_DENSE");
+            const PruneStats sd = pruned_on_path(dense, a, b, rule, "1");
+            const PruneStats ss = pruned_on_path(sorted, a, b, rule, "0");
             ::unsetenv("HYBLA_PRUNE_BATCH");
             const RefPruned want = brute_pruned(a, b, rule);
             REF_REQUIRE_SAME(ref::to_dense(dense), want.c);
@@ -313,15 +323,9 @@ TEST_CASE("mxm_pruned: the dense-row path with more row tiles than warps, and em
     const Matrix<float> a = Matrix<float>::from_tuples(6000, 200, r, c, v, plus_op{});
     const Matrix<float> b = random_weights(g, 200, 1100, 0.05);
     Matrix<float> dense(6000, 1100), sorted(6000, 1100);
-    ::setenv("HYBLA_PRUNE_DENSE", "1", 1);
-    const PruneStats sd = mxm_pruned(dense, a, b, rule);
-    ::setenv("HYBLA_PRUNE_DENSE", "0", 1);
-    const PruneStats ss = mxm_pruned(sorted, a, b, rule);
-    ::unsetenv("HYBLA_PRUNE_DENSE");
-    REF_REQUIRE_SAME(ref::to_dense(dense), ref::to_dense(sorted));
-    CHECK(sd.expanded == ss.expanded);
-    CHECK(sd.kept == ss.kept);
-    CHECK(sd.chaos == ss.chaos);
+    const PruneStats sd = pruned_on_path(dense, a, b, rule, "1");
+    const PruneStats ss = pruned_on_path(sorted, a, b, rule, "0");
+    require_same_pruned(dense, sd, sorted, ss);
     const Matrix<float> host = dense.to(Context::cpu());
     for (Index i = 0; i < 6000; i += 7) REQUIRE(host.row_degree(i) == 0);
 }
