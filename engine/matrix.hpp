@@ -316,18 +316,8 @@ public:
         return bool(cache_->transpose);
     }
 
-    // For backends: the number of rows with at least one entry, once a kernel has counted it (dropped with the
-    // other derived forms on any change). The GPU mxv needs it to know its result's nvals without waiting.
-    std::optional<Index> cached_nonempty_rows() const {
-        std::lock_guard<std::mutex> lock(cache_->mutex);
-        return cache_->nonempty_rows;
-    }
-    void cache_nonempty_rows(Index count) const {
-        std::lock_guard<std::mutex> lock(cache_->mutex);
-        cache_->nonempty_rows = count;
-    }
-    // For backends: an opaque plan derived from the pattern (the GPU mxv keeps its tile starts here), dropped
-    // with the other derived forms on any change.
+    // For the GPU mxv (its only user, so the slot needs no type tag): an opaque plan derived from the pattern
+    // (tile starts, non-empty row count), dropped with the other derived forms on any change.
     std::shared_ptr<const void> cached_plan() const {
         std::lock_guard<std::mutex> lock(cache_->mutex);
         return cache_->plan;
@@ -397,7 +387,6 @@ private:
     struct Cache {
         std::mutex mutex;
         std::shared_ptr<const Matrix> transpose;
-        std::optional<Index> nonempty_rows;
         std::shared_ptr<const void> plan;
     };
     std::shared_ptr<Cache> cache_ = std::make_shared<Cache>();

@@ -29,9 +29,6 @@ constexpr Index kMaxCols = Index(1) << 17;  // split table <= 131072 x 257 x 4 B
 
 inline std::uint64_t tiles_for(Index ncols) { return (std::uint64_t(ncols) + kTile - 1) / kTile; }
 
-// Bytes of staging per batch row (columns and double values of a whole row).
-inline std::uint64_t staging_bytes_per_row(Index ncols) { return std::uint64_t(ncols) * (sizeof(ColIndex) + sizeof(double)); }
-
 // split[k * (tiles + 1) + t] = number of entries of B(k,:) with column < t * kTile (t = 0..tiles).
 __global__ void split_kernel(Index brows, std::uint64_t tiles, const Offset* bo, const ColIndex* bc, std::uint32_t* split) {
     const std::uint64_t total = std::uint64_t(brows) * (tiles + 1);
@@ -146,10 +143,8 @@ __global__ void __launch_bounds__(kWarps * 32) accumulate_kernel(Index rows, Ind
                 stage_cols[at] = lo + c;
                 stage_vals[at] = acc[c];
             }
-            if (c < kTile) {
-                acc[c] = 0;
-                has[c] = 0;
-            }
+            acc[c] = 0;  // c < kTile: c0 < width <= kTile, a multiple of 32
+            has[c] = 0;
             written += __popc(ballot);
         }
         if (lane == 0) counts[std::uint64_t(i) * tiles + t] = written;  // row-major, as the CSR wants
@@ -218,8 +213,7 @@ Matrix<double> multiply(const Matrix<TA>& a, Index r0, Index r1, const Matrix<TB
     }
     keys::exclusive_scan(counts.data(), jobs + 1, ctx);  // the trailing slot becomes the total
     Offset nnz = 0;
-    keys::check(cudaMemcpyAsync(&nnz, counts.data() + jobs, sizeof nnz, cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync");
-    keys::check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+    copy(&nnz, counts.data() + jobs, sizeof nnz, CopyKind::device_to_host, ctx.stream());
     Array<ColIndex> cols(nnz, ctx);
     Array<double> vals(nnz, ctx);
     if (jobs > 0) {

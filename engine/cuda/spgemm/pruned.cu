@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -271,7 +272,6 @@ Matrix<T> mxm_pruned(const Matrix<T>& a, const Matrix<T>& b, const PruneRule& ru
     const cudaStream_t s = stream_of(ctx);
     const Index m = a.nrows(), n = b.ncols();
     stats = PruneStats{};
-    const Matrix<double> bd = cast<double, T>(b);
     // Products per row, and their prefix on the host to cut batches.
     Array<Offset> flops(m + 1, ctx);
     row_flops_kernel<<<keys::grid_for(m + 1), keys::block_size, 0, s>>>(m, a.storage_offsets().data(),
@@ -305,6 +305,7 @@ Matrix<T> mxm_pruned(const Matrix<T>& a, const Matrix<T>& b, const PruneRule& ru
                           std::uint64_t(b.nrows()) * (dense_rows::tiles_for(n) + 1) * 4 <= free_device_bytes() / 8;
     const std::uint64_t dense_rows_max = dense_ok ? dense_batch_rows(n, budget) : 0;
     Array<std::uint32_t> split;  // built when a batch first takes the dense-row path
+    std::optional<Matrix<double>> bd;  // B in double for the sorted path, cast when a batch first takes it
     std::size_t dense_batches = 0;
 
     std::vector<Matrix<T>> parts;
@@ -331,7 +332,8 @@ Matrix<T> mxm_pruned(const Matrix<T>& a, const Matrix<T>& b, const PruneRule& ru
             ++dense_batches;
         } else {
             const Matrix<double> ab = cast<double, T>(row_slice(a, r0, r1, a_off[r0], a_off[r1]));
-            e = spgemm<double>(ab, bd, SemiringCode{MonoidOp::plus, BinaryOp::times}, nullptr);
+            if (!bd) bd = cast<double, T>(b);
+            e = spgemm<double>(ab, *bd, SemiringCode{MonoidOp::plus, BinaryOp::times}, nullptr);
         }
         const Offset nnz = e.nvals();
         lap(expand_s);

@@ -22,13 +22,12 @@
 // Sums run in increasing k inside a thread and combine in increasing k across threads and tiles, so the
 // any monoid keeps the first term, as on the CPU; floating sums differ from the CPU only by rounding.
 // No floating atomics: the result is the same on every run.
-#include <memory>
-#include <optional>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -554,11 +553,13 @@ void launch_after_previous(void (*kernel)(Params...), unsigned blocks, unsigned 
     check(cudaLaunchKernelEx(&cfg, kernel, Params(args)...), what);
 }
 
-// The tile starts of a matrix (what spmv_prepare writes), kept on the matrix once its first full-vector,
-// unmasked call has waited for them: later calls skip the prepare kernel.
+// What spmv_prepare finds from a matrix's pattern alone: the tile starts and the number of non-empty rows. Kept
+// on the matrix (Matrix::cache_plan) once a full-vector, unmasked call has waited for them, so later calls skip
+// the prepare kernel and know their result's nvals without waiting, as cuSPARSE's calls do.
 struct TilePlan {
     int tile = 0;
     Array<Index> tile_row;
+    Index nonempty_rows = 0;
 };
 
 template <class T, class Sr, bool kGeneral, class Shape = DefaultShape>
@@ -578,13 +579,11 @@ Vector<T> run(const Matrix<T>& m, const Vector<T>& u, Sr sr, bool flip, const Ma
     const bool count_from_pattern = u_full && !mask;
     const std::uint64_t total = n + nnz;
     const std::uint64_t ntiles = (total + kTile - 1) / kTile;
-    // Counted once per matrix: later calls return without waiting for any kernel (as cuSPARSE's do).
-    const std::optional<Index> known_rows = count_from_pattern ? m.cached_nonempty_rows() : std::nullopt;
     std::shared_ptr<const TilePlan> plan = std::static_pointer_cast<const TilePlan>(m.cached_plan());
-    if (plan && (plan->tile != kTile || (count_from_pattern && !known_rows))) plan.reset();
-    // A new plan is kept when this call waits for the prepare kernel anyway.
+    if (plan && plan->tile != kTile) plan.reset();
+    // A new plan is made when this call waits for the prepare kernel anyway (for the count).
     std::shared_ptr<TilePlan> new_plan;
-    if (!plan && count_from_pattern && !known_rows) {
+    if (!plan && count_from_pattern) {
         new_plan = std::make_shared<TilePlan>();
         new_plan->tile = kTile;
         new_plan->tile_row = Array<Index>(ntiles + 1, ctx);
@@ -616,7 +615,7 @@ Vector<T> run(const Matrix<T>& m, const Vector<T>& u, Sr sr, bool flip, const Ma
     const std::uint64_t groups = (n + 3) / 4;
     const std::uint64_t prepare_blocks = std::clamp<std::uint64_t>(
         (groups + kPrepareBlock - 1) / kPrepareBlock, 1, std::min<std::uint64_t>(std::uint64_t(sms) * 8, kMaxPrepareBlocks));
-    Mailbox* mb = count_from_pattern && !known_rows ? &mailbox() : nullptr;
+    Mailbox* mb = new_plan ? &mailbox() : nullptr;
     const unsigned long long epoch = next_epoch();
     if (!plan) {
         spmv_prepare<kTile><<<unsigned(prepare_blocks), kPrepareBlock, 0, stream>>>(off, n, ntiles, tile_row,
@@ -637,14 +636,13 @@ Vector<T> run(const Matrix<T>& m, const Vector<T>& u, Sr sr, bool flip, const Ma
                           ybm.data(), sr, mp, counter);
 
     Index nvals = 0;
-    if (known_rows) {
-        nvals = *known_rows;
-    } else if (mb) {
+    if (count_from_pattern && plan) {
+        nvals = plan->nonempty_rows;
+    } else if (new_plan) {
         // Only the prepare kernel is waited for: the tile and fixup kernels stay queued, and the scratch
         // is freed in stream order behind them.
-        nvals = wait_counts(*mb, prepare_blocks, epoch, stream);
-        m.cache_nonempty_rows(nvals);
-        if (new_plan) m.cache_plan(std::move(new_plan));
+        nvals = new_plan->nonempty_rows = wait_counts(*mb, prepare_blocks, epoch, stream);
+        m.cache_plan(std::move(new_plan));
     } else {
         unsigned long long c = 0;
         copy(&c, counter, sizeof c, CopyKind::device_to_host, ctx.stream());
