@@ -17,10 +17,11 @@ namespace hybla::cuda {
 using namespace keys;
 
 namespace {
-// A full vector of n values taken from vals.
+// A full vector of n values taken from vals, with the bitmap the kernel that wrote vals set to all ones (each
+// kernel here marks as it writes: a separate fill would be a second launch per call).
 template <class T>
-Vector<T> full_of(Index n, Array<T> vals, const Context& ctx) {
-    return Vector<T>::adopt(n, n, true, Array<Index>(0, ctx), std::move(vals), Array<std::uint8_t>(n, std::uint8_t(1), ctx));
+Vector<T> full_of(Index n, Array<T> vals, Array<std::uint8_t> marked, const Context& ctx) {
+    return Vector<T>::adopt(n, n, true, Array<Index>(0, ctx), std::move(vals), std::move(marked));
 }
 }  // namespace
 
@@ -29,22 +30,30 @@ Vector<T> full_ewise(const Vector<T>& a, const Vector<T>& b, BinaryOp op) {
     const Context& ctx = a.context();
     const Index n = a.size();
     Array<T> out(n, ctx);
+    Array<std::uint8_t> bm(n, ctx);
     const T* x = a.storage_values().data();
     const T* y = b.storage_values().data();
     T* o = out.data();
-    for_each(n, ctx, "eWise on full vectors", [=] __device__(std::uint64_t i) { o[i] = apply_binary<T>(op, x[i], y[i]); });
-    return full_of(n, std::move(out), ctx);
+    std::uint8_t* m = bm.data();
+    for_each(n, ctx, "eWise on full vectors", [=] __device__(std::uint64_t i) {
+        o[i] = apply_binary<T>(op, x[i], y[i]);
+        m[i] = 1;
+    });
+    return full_of(n, std::move(out), std::move(bm), ctx);
 }
 
 template <class T>
 Vector<T> full_unary(const Vector<T>& a, UnaryOp op) {
-    return full_of(a.size(), unary_values(a.storage_values().data(), a.size(), op, a.context()), a.context());
+    Array<std::uint8_t> bm(a.size(), a.context());
+    Array<T> out = unary_values(a.storage_values().data(), a.size(), op, a.context(), bm.data());
+    return full_of(a.size(), std::move(out), std::move(bm), a.context());
 }
 
 template <class T>
 Vector<T> full_bound(const Vector<T>& a, BinaryOp op, T s, bool scalar_first) {
-    return full_of(a.size(), bound_values(a.storage_values().data(), a.size(), op, s, scalar_first, a.context()),
-                   a.context());
+    Array<std::uint8_t> bm(a.size(), a.context());
+    Array<T> out = bound_values(a.storage_values().data(), a.size(), op, s, scalar_first, a.context(), bm.data());
+    return full_of(a.size(), std::move(out), std::move(bm), a.context());
 }
 
 template <class T>
@@ -52,14 +61,17 @@ Vector<T> accumulate_full(const Vector<T>& w, const Vector<T>& t, BinaryOp accum
     const Context& ctx = w.context();
     const Index n = w.size();
     Array<T> out(n, ctx);
+    Array<std::uint8_t> bm(n, ctx);
     const T* x = w.storage_values().data();
     const T* y = t.storage_values().data();
     const std::uint8_t* present = t.nvals() == n ? nullptr : t.storage_bitmap().data();
     T* o = out.data();
+    std::uint8_t* m = bm.data();
     for_each(n, ctx, "accumulate into a full vector", [=] __device__(std::uint64_t i) {
         o[i] = present && !present[i] ? x[i] : apply_binary<T>(accum, x[i], y[i]);
+        m[i] = 1;
     });
-    return full_of(n, std::move(out), ctx);
+    return full_of(n, std::move(out), std::move(bm), ctx);
 }
 
 #define HYBLA_X(T)                                                                           \

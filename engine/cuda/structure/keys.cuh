@@ -106,21 +106,26 @@ HYBLA_HD inline bool mask_at(const MaskPattern& m, Index i, ColIndex j) {
 }
 
 // A value array mapped through an operator: out[p] = op(x[p]), or op(s, x[p]) / op(x[p], s) with a bound scalar.
+// With `mark`, the same kernel also sets mark[p] = 1 (the bitmap of a full vector: no second launch to fill it).
 template <class T>
-Array<T> unary_values(const T* x, std::uint64_t n, UnaryOp op, const Context& ctx) {
+Array<T> unary_values(const T* x, std::uint64_t n, UnaryOp op, const Context& ctx, std::uint8_t* mark = nullptr) {
     Array<T> out(n, ctx);
     T* o = out.data();
-    for_each(n, ctx, "apply (unary)", [=] __device__(std::uint64_t p) { o[p] = cuda::apply_unary<T>(op, x[p]); });
+    for_each(n, ctx, "apply (unary)", [=] __device__(std::uint64_t p) {
+        o[p] = cuda::apply_unary<T>(op, x[p]);
+        if (mark) mark[p] = 1;
+    });
     return out;
 }
 template <class T>
-Array<T> bound_values(const T* x, std::uint64_t n, BinaryOp op, T s, bool scalar_first, const Context& ctx) {
+Array<T> bound_values(const T* x, std::uint64_t n, BinaryOp op, T s, bool scalar_first, const Context& ctx,
+                      std::uint8_t* mark = nullptr) {
     Array<T> out(n, ctx);
     T* o = out.data();
-    if (scalar_first)
-        for_each(n, ctx, "apply (bound scalar)", [=] __device__(std::uint64_t p) { o[p] = apply_binary<T>(op, s, x[p]); });
-    else
-        for_each(n, ctx, "apply (bound scalar)", [=] __device__(std::uint64_t p) { o[p] = apply_binary<T>(op, x[p], s); });
+    for_each(n, ctx, "apply (bound scalar)", [=] __device__(std::uint64_t p) {
+        o[p] = scalar_first ? apply_binary<T>(op, s, x[p]) : apply_binary<T>(op, x[p], s);
+        if (mark) mark[p] = 1;
+    });
     return out;
 }
 
