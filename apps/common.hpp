@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
@@ -21,6 +22,7 @@
 #include <tbb/global_control.h>
 
 #include "engine/hybla.hpp"
+#include "engine/memory.hpp"
 
 namespace hybla::app {
 
@@ -139,6 +141,26 @@ inline Context context_of(const CommonOptions& o) {
         throw UsageError(e.what());
     }
 }
+
+// Starts ctx's GPU (its context and memory pool, a few hundred milliseconds) on another thread while the
+// program reads its input; ready() waits for it, and rethrows what it threw.
+class GpuStart {
+public:
+    explicit GpuStart(const Context& ctx) {
+        if (ctx.is_cuda()) started_ = std::async(std::launch::async, [ctx] { warm_up(ctx); });
+    }
+    GpuStart(const GpuStart&) = delete;
+    GpuStart& operator=(const GpuStart&) = delete;
+    ~GpuStart() {
+        if (started_.valid()) started_.wait();
+    }
+    void ready() {
+        if (started_.valid()) started_.get();
+    }
+
+private:
+    std::future<void> started_;
+};
 
 // Progress lines on stderr unless --quiet.
 class Log {

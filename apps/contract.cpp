@@ -236,11 +236,13 @@ int main(int argc, char** argv) {
     };
     auto body = [&](const app::CommonOptions& common) {
         const Context ctx = app::context_of(common);
+        app::GpuStart gpu(ctx);
         const ScopedContext scope(ctx);
         const app::Log log(common);
         app::Output out(o.output);
 
         const io::Graph<double> g = io::read_graph<double>(o.graph);
+        gpu.ready();
         const Matrix<double> a = g.matrix.to(ctx);
         if (a.nrows() != a.ncols())
             throw app::UsageError(o.graph + " is a " + std::to_string(a.nrows()) + "x" + std::to_string(a.ncols()) +

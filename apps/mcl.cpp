@@ -143,9 +143,13 @@ int main(int argc, char** argv) {
         [&](const app::CommonOptions& common) {
             const app::Log log(common);
             const Context ctx = app::context_of(common);
+            app::GpuStart gpu(ctx);
             io::Graph<double> g = read_input(o);
-            log("[mcl] %s: %llu vertices, %llu entries (symmetrised), backend %s\n", o.input.c_str(),
-                (unsigned long long)g.matrix.nrows(), (unsigned long long)g.matrix.nvals(), ctx.name().c_str());
+            log("[mcl] %s: %llu vertices, %llu entries (symmetrised), read in %.3f s, backend %s\n", o.input.c_str(),
+                (unsigned long long)g.matrix.nrows(), (unsigned long long)g.matrix.nvals(), log.seconds(),
+                ctx.name().c_str());
+            gpu.ready();
+            if (ctx.is_cuda()) log("[mcl] GPU ready after %.3f s\n", log.seconds());
             app::Output out(o.output);  // opened before the work so a bad path fails early
             const double t0 = log.seconds();
             const algorithms::MclResult res = cluster(g.matrix.to(ctx), o, &log);
@@ -179,7 +183,7 @@ int main(int argc, char** argv) {
                 os << '\n';
             }
             out.commit();
-            if (o.output != "-") log("[mcl] output is in %s\n", o.output.c_str());
+            if (o.output != "-") log("[mcl] output is in %s (%.3f s in all)\n", o.output.c_str(), log.seconds());
             return 0;
         });
 }

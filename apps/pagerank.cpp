@@ -154,6 +154,7 @@ int main(int argc, char** argv) {
     };
     auto body = [&](const app::CommonOptions& common) {
         const Context ctx = app::context_of(common);
+        app::GpuStart gpu(ctx);
         const ScopedContext scope(ctx);
         const app::Log log(common);
         app::Output out(o.output);
@@ -164,6 +165,7 @@ int main(int argc, char** argv) {
                                   std::to_string(g.matrix.ncols()) + " matrix, not a graph (a graph's matrix is square)");
         const Index n = g.matrix.nrows();
         const std::vector<Index> seeds = o.seeds.empty() ? std::vector<Index>{} : read_seeds(o.seeds, o.graph, g.names, n);
+        gpu.ready();
         const Matrix<double> a = g.matrix.to(ctx);
         log("graph: %s (%llu vertices, %llu stored entries), read in %.3f s\n", o.graph.c_str(), (unsigned long long)n,
             (unsigned long long)a.nvals(), log.seconds());

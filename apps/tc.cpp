@@ -76,12 +76,14 @@ int main(int argc, char** argv) {
     };
     auto body = [&](const app::CommonOptions& common) {
         const Context ctx = app::context_of(common);
+        app::GpuStart gpu(ctx);
         const ScopedContext scope(ctx);
         const app::Log log(common);
         std::unique_ptr<app::Output> out;
         if (!o.per_vertex.empty()) out = std::make_unique<app::Output>(o.per_vertex);
 
         const io::Graph<double> g = io::read_graph<double>(o.graph);
+        gpu.ready();
         const Matrix<double> a = g.matrix.to(ctx);
         log("graph: %s (%" PRIu64 " vertices, %" PRIu64 " stored entries), read in %.3f s\n", o.graph.c_str(),
             std::uint64_t(a.nrows()), std::uint64_t(a.nvals()), log.seconds());

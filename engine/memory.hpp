@@ -1,4 +1,4 @@
-// Device memory statistics: how much of the GPU's memory pool hybla's operations held at most.
+// Device memory: how much of the GPU's memory pool hybla's operations held at most, and starting the GPU early.
 #pragma once
 #include <cstddef>
 
@@ -8,7 +8,16 @@ namespace hybla {
 namespace cuda {
 std::size_t pool_peak_bytes(int device);  // the high-water mark of the device's default memory pool
 void pool_reset_peak(int device);
+void warm_up(int device);                     // creates the device's context and sets up its memory pool
+std::size_t available_device_bytes(int device);  // free memory, the pool's idle memory included
 }  // namespace cuda
+
+// Starts ctx's GPU now (its context and memory pool) rather than at the first operation, so that a program
+// can do it while it reads its input; nothing for the CPU.
+inline void warm_up(const Context& ctx) {
+    if constexpr (cuda_compiled)
+        if (ctx.is_cuda()) cuda::warm_up(ctx.device());
+}
 
 // The most device memory held at once since the start (or the last reset) on ctx's GPU; 0 for the CPU.
 inline std::size_t peak_device_memory(const Context& ctx) {

@@ -279,7 +279,7 @@ TEST_CASE("mxm_pruned gives the same rows when the GPU takes them in many small 
 TEST_CASE("mxm_pruned gives the same rows on the GPU's dense-row path and its sorted path", "[mcl][prune]") {
     // HYBLA_PRUNE_DENSE=1 sends every batch the CUDA backend can serve through the dense-row accumulator,
     // =0 through the expand-sort-compress SpGEMM (the CPU backend ignores both). Column counts past one
-    // accumulator tile (512) and a last partial tile, empty rows, many batches, skewed rows.
+    // accumulator tile (1024; 256 and 512 too) and a last partial tile, empty rows, many batches, skewed rows.
     ref::Gen g(31);
     PruneRule rule;
     rule.cutoff = 0.01, rule.select = 7, rule.recover = 11, rule.pct = 0.7, rule.mcl_float_products = false;
@@ -301,6 +301,17 @@ TEST_CASE("mxm_pruned gives the same rows on the GPU's dense-row path and its so
             const RefPruned want = brute_pruned(a, b, rule);
             REF_REQUIRE_SAME(ref::to_dense(dense), want.c);
             REF_REQUIRE_SAME(ref::to_dense(sorted), want.c);
+            // The other accumulator tile widths (HYBLA_PRUNE_TILE) give the same rows.
+            for (const char* tile : {"256", "512"}) {
+                INFO("tile " << tile);
+                ::setenv("HYBLA_PRUNE_TILE", tile, 1);
+                if (*batch) ::setenv("HYBLA_PRUNE_BATCH", batch, 1);
+                Matrix<float> other(sh.m, sh.n);
+                const PruneStats so = pruned_on_path(other, a, b, rule, "1");
+                ::unsetenv("HYBLA_PRUNE_BATCH");
+                ::unsetenv("HYBLA_PRUNE_TILE");
+                require_same_pruned(other, so, dense, sd);
+            }
             CHECK(sd.expanded == want.stats.expanded);
             CHECK(sd.kept == ss.kept);
             CHECK(sd.chaos == Approx(ss.chaos).margin(1e-12));
@@ -309,7 +320,7 @@ TEST_CASE("mxm_pruned gives the same rows on the GPU's dense-row path and its so
 }
 
 TEST_CASE("mxm_pruned: the dense-row path with more row tiles than warps, and empty rows", "[mcl][prune]") {
-    // 6000 rows x 3 tiles: every GPU warp takes several (row, tile) jobs in turn, so the accumulator must be
+    // 6000 rows x 2 tiles of 1024 columns: every GPU warp takes several (row, tile) jobs in turn, so the accumulator must be
     // reset between them; every 7th row of A is empty. Compared with the sorted path (a brute force of this
     // size would be slow on the CPU).
     ref::Gen g(37);

@@ -1,5 +1,6 @@
 #include <cuda_runtime.h>
 
+#include <mutex>
 #include <string>
 
 #include "engine/cuda/runtime.hpp"
@@ -37,9 +38,48 @@ std::string device_name(int device) {
     return prop.name;
 }
 
+// Once per device: its default memory pool keeps the memory it has been given (release threshold: no
+// limit) instead of handing freed memory back to the driver at every synchronisation, which made the next
+// allocation map it again (an iteration of PageRank or of mcl allocates and frees its temporaries each time).
+// available_device_bytes counts the pool's idle memory as available.
+static void setup_device(int device) {
+    static std::once_flag flags[64];
+    auto setup = [device] {
+        cudaMemPool_t pool;
+        check(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool");
+        std::uint64_t keep = ~std::uint64_t(0);
+        check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep), "cudaMemPoolSetAttribute");
+    };
+    if (device >= 0 && device < 64) std::call_once(flags[device], setup);
+}
+
+void warm_up(int device) {
+    check(cudaSetDevice(device), "cudaSetDevice");
+    check(cudaFree(nullptr), "creating the CUDA context");
+    setup_device(device);
+}
+
+std::size_t available_device_bytes(int device) {
+    check(cudaSetDevice(device), "cudaSetDevice");
+    std::size_t free_bytes = 0, total_bytes = 0;
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+        cudaGetLastError();
+        return std::size_t(1) << 30;
+    }
+    cudaMemPool_t pool;
+    std::uint64_t reserved = 0, used = 0;
+    if (cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
+        cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) == cudaSuccess &&
+        cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) == cudaSuccess && reserved > used)
+        free_bytes += std::size_t(reserved - used);
+    cudaGetLastError();
+    return free_bytes;
+}
+
 void* allocate(std::size_t bytes, int device, void* stream, const char* what) {
     if (bytes == 0) return nullptr;
     check(cudaSetDevice(device), "cudaSetDevice");
+    setup_device(device);
     void* p = nullptr;
     cudaError_t e = cudaMallocAsync(&p, bytes, as_stream(stream));
     if (e != cudaSuccess) fail(int(e), what, bytes);

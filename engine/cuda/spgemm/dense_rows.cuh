@@ -4,64 +4,95 @@
 // quarter of its rows x columns, so no product is ever written to memory or sorted.
 //
 // C = A B (plus_times, products and sums in double), rows of A in one batch. Columns are cut into tiles of
-// kTile; a warp owns one (row, tile) job at a time with an accumulator of kTile doubles and presence bytes in
-// shared memory. It walks A(i,:) in order; for each A(i,k) it reads only the part of B(k,:) inside its tile,
-// located by a split table computed once per product (split[k][t] = entries of B(k,:) with column < t*kTile),
-// and its lanes add a(i,k)*b(k,j) at distinct columns. So every C(i,j) is the sum over k in the order of
-// A(i,:), like the CPU's Gustavson: deterministic, no atomics, no sort. Each job then writes its present
-// columns, compacted in column order, to its slot of a staging area (rows x ncols); a scan of the per-job counts
-// and a gather give the CSR. The split table costs nrows(B) x (ncols/kTile + 1) x 4 bytes, so the path is
-// offered for ncols <= kMaxCols only.
+// `tile` (1024 unless HYBLA_PRUNE_TILE says 256 or 512); a warp owns one (row, tile) job at a time with an
+// accumulator of `tile` doubles and presence bytes in shared memory. It walks A(i,:) in chunks of 32 entries:
+// each lane looks up, for its own k, where the part of B(k,:) inside the tile starts and ends (a split table of
+// absolute positions, computed once per product), then the warp takes the chunk's k's in groups of kGroup,
+// 32 entries of each k per round (B's columns and values interleaved, one load a product), its lanes adding
+// a(i,k)*b(k,j) at distinct columns, k after k. So every C(i,j) is summed in an order fixed by the data
+// (deterministic; no atomics, no sort), though not always the order of A(i,:) that the CPU's Gustavson uses:
+// a value may differ from the CPU's in its last bit, as on the sorted path. Each job then writes its present columns, compacted in
+// column order, to its slot of a staging area (rows x ncols); a scan of the per-job counts and a gather give
+// the CSR. The split table costs nrows(B) x (ncols/tile + 1) x 4 bytes, so the path is offered for
+// ncols <= kMaxCols and nvals(B) <= kMaxEntries only.
 #pragma once
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <string_view>
 
 #include "engine/cuda/structure/keys.cuh"
 #include "engine/matrix.hpp"
 
 namespace hybla::cuda::dense_rows {
 
-constexpr unsigned kTile = 512;           // columns a warp accumulates (4 KB of doubles + 512 presence bytes)
+constexpr unsigned kDefaultTile = 1024;   // columns a warp accumulates (8 KB of doubles + 1024 presence bytes)
 constexpr unsigned kWarps = 8;            // warps per block
+constexpr unsigned kMinBlocks = 4;        // blocks per SM the register budget must allow (32 warps)
 constexpr unsigned kGroup = 4;            // k's whose loads a warp issues together
-constexpr Index kMaxCols = Index(1) << 17;  // split table <= 131072 x 257 x 4 B = 135 MB
+static_assert(32 % kGroup == 0, "a group of k's must not straddle two 32-entry chunks of A(i,:)");
+constexpr Index kMaxCols = Index(1) << 17;  // split table <= 131072 x 129 x 4 B = 68 MB at the default tile
+// Split positions are absolute 32-bit positions in B's arrays (lanes add up to 31 to them).
+constexpr Offset kMaxEntries = (Offset(1) << 32) - 64;
 
-inline std::uint64_t tiles_for(Index ncols) { return (std::uint64_t(ncols) + kTile - 1) / kTile; }
+// The tile width: HYBLA_PRUNE_TILE = 256 or 512 (tests and bench compare them), else kDefaultTile.
+inline unsigned tile_width() {
+    const char* e = std::getenv("HYBLA_PRUNE_TILE");
+    if (e && std::string_view(e) == "256") return 256;
+    if (e && std::string_view(e) == "512") return 512;
+    return kDefaultTile;
+}
+inline std::uint64_t tiles_for(Index ncols, unsigned tile) { return (std::uint64_t(ncols) + tile - 1) / tile; }
+inline std::size_t shared_bytes(unsigned tile) { return std::size_t(kWarps) * tile * (sizeof(double) + 1); }
 
-// split[k * (tiles + 1) + t] = number of entries of B(k,:) with column < t * kTile (t = 0..tiles).
-__global__ void split_kernel(Index brows, std::uint64_t tiles, const Offset* bo, const ColIndex* bc, std::uint32_t* split) {
+// An entry of B, column and value side by side so that a product needs one load (8 bytes for float B).
+template <class TB>
+struct alignas(sizeof(TB) >= 8 ? 16 : 8) Entry {
+    ColIndex col;
+    TB val;
+};
+
+template <class TB>
+__global__ void interleave_kernel(std::uint64_t nnz, const ColIndex* bc, const TB* bv, Entry<TB>* out) {
+    for (std::uint64_t x = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; x < nnz;
+         x += std::uint64_t(gridDim.x) * blockDim.x)
+        out[x] = Entry<TB>{bc[x], bv[x]};
+}
+
+// split[k * (tiles + 1) + t] = position in B's arrays of the first entry of B(k,:) with column >= t * tile
+// (t = 0..tiles; t = tiles gives the row's end).
+__global__ void split_kernel(Index brows, unsigned tile, std::uint64_t tiles, const Offset* bo, const ColIndex* bc,
+                             std::uint32_t* split) {
     const std::uint64_t total = std::uint64_t(brows) * (tiles + 1);
     for (std::uint64_t x = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; x < total;
          x += std::uint64_t(gridDim.x) * blockDim.x) {
         const Index k = Index(x / (tiles + 1));
-        const std::uint64_t t = x % (tiles + 1), bound = t * kTile;
+        const std::uint64_t t = x % (tiles + 1), bound = t * tile;
         Offset lo = bo[k], hi = bo[k + 1];
-        const Offset b = lo;
         while (lo < hi) {
             const Offset mid = lo + (hi - lo) / 2;
             if (bc[mid] < bound) lo = mid + 1;
             else hi = mid;
         }
-        split[x] = std::uint32_t(lo - b);
+        split[x] = std::uint32_t(lo);
     }
 }
 
 // One warp per (row, tile) job, grid-stride, tile-major. Writes the job's present columns (ascending) and values
-// to its staging slot (row * ncols + tile * kTile) and their number to counts[row * tiles + tile].
+// to its staging slot (row * ncols + tile * width) and their number to counts[row * tiles + tile].
+// Shared memory (dynamic, shared_bytes(tile)): kWarps accumulators of `tile` doubles, then their presence bytes.
 template <class TA, class TB>
-__global__ void __launch_bounds__(kWarps * 32) accumulate_kernel(Index rows, Index ncols, std::uint64_t tiles,
-                                                                 const Offset* __restrict__ ao, const ColIndex* __restrict__ ac,
-                                                                 const TA* __restrict__ av, const Offset* __restrict__ bo,
-                                                                 const ColIndex* __restrict__ bc, const TB* __restrict__ bv,
-                                                                 const std::uint32_t* __restrict__ split, ColIndex* stage_cols,
-                                                                 double* stage_vals, Offset* counts) {
-    __shared__ double acc_all[kWarps][kTile];
-    __shared__ std::uint8_t has_all[kWarps][kTile];
+__global__ void __launch_bounds__(kWarps * 32, kMinBlocks)
+    accumulate_kernel(Index rows, Index ncols, unsigned tile, std::uint64_t tiles, const Offset* __restrict__ ao,
+                      const ColIndex* __restrict__ ac, const TA* __restrict__ av, const Entry<TB>* __restrict__ bent,
+                      const std::uint32_t* __restrict__ split, ColIndex* stage_cols,
+                      double* stage_vals, Offset* counts) {
+    extern __shared__ double smem[];
     const unsigned lane = threadIdx.x % 32, w = threadIdx.x / 32;
-    double* acc = acc_all[w];
-    std::uint8_t* has = has_all[w];
-    for (unsigned c = lane; c < kTile; c += 32) {
+    double* acc = smem + std::size_t(w) * tile;
+    std::uint8_t* has = reinterpret_cast<std::uint8_t*>(smem + std::size_t(kWarps) * tile) + std::size_t(w) * tile;
+    for (unsigned c = lane; c < tile; c += 32) {
         acc[c] = 0;
         has[c] = 0;
     }
@@ -70,69 +101,61 @@ __global__ void __launch_bounds__(kWarps * 32) accumulate_kernel(Index rows, Ind
     for (std::uint64_t job = (blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x) / 32; job < jobs;
          job += std::uint64_t(gridDim.x) * blockDim.x / 32) {
         // Tile-major: the warps running at one time share a tile, so the part of B they read (B's columns
-        // in that tile, about nnz(B) / tiles entries) stays in L2 instead of coming from DRAM for every row.
+        // in that tile, about nnz(B) / tiles entries) can stay in L2.
         const Index i = Index(job % rows);
         const std::uint64_t t = job / rows;
-        const ColIndex lo = ColIndex(t * kTile);
-        for (Offset base = ao[i]; base < ao[i + 1]; base += 32) {
-            const Offset p = base + lane;
-            ColIndex my_k = 0;
+        const ColIndex lo = ColIndex(t * tile);
+        const Offset a1 = ao[i + 1];
+        for (Offset base = ao[i]; base < a1; base += 32) {
+            // Each lane locates the part of B(k,:) inside the tile for its own k of this chunk of A(i,:), so the
+            // 32 split lookups are issued together; lanes past the row's end get an empty range.
+            const unsigned n = a1 - base < 32 ? unsigned(a1 - base) : 32u;
+            std::uint32_t my_s = 0, my_e = 0;
             double my_a = 0;
-            if (p < ao[i + 1]) {
-                my_k = ac[p];
-                my_a = double(av[p]);
+            if (lane < n) {
+                const std::uint32_t* sp = split + std::uint64_t(ac[base + lane]) * (tiles + 1) + t;
+                my_s = sp[0];
+                my_e = sp[1];
+                my_a = double(av[base + lane]);
             }
-            const unsigned n = ao[i + 1] - base < 32 ? unsigned(ao[i + 1] - base) : 32u;
-            // kGroup k's at a time: their B row parts are located and their first 32 entries loaded before
-            // any is added, so kGroup independent load chains are in flight instead of one per k.
+            // kGroup k's at a time, in rounds of 32 entries of each: a round loads entry r + lane of every k
+            // of the group (kGroup loads in flight), then adds them k after k. Columns of one B row are
+            // distinct, so the lanes never collide within one k; __syncwarp orders the updates of successive
+            // k's. A column's sum therefore runs in a fixed order (round by round, k by k within a round):
+            // deterministic, though not always the order of A(i,:). No fused multiply-add.
             for (unsigned q0 = 0; q0 < n; q0 += kGroup) {
-                Offset s[kGroup], e[kGroup];
-                double a[kGroup], v[kGroup];
-                unsigned c[kGroup];
+                std::uint32_t s[kGroup], e[kGroup];
+                double a[kGroup];
+                std::uint32_t longest = 0;
 #pragma unroll
                 for (unsigned j = 0; j < kGroup; ++j) {
-                    const unsigned q = q0 + j;
-                    const ColIndex k = __shfl_sync(0xffffffffu, my_k, q & 31);
-                    a[j] = __shfl_sync(0xffffffffu, my_a, q & 31);
-                    s[j] = e[j] = 0;
-                    if (q < n) {
-                        const std::uint32_t* sp = split + std::uint64_t(k) * (tiles + 1) + t;
-                        const Offset row0 = bo[k];
-                        s[j] = row0 + sp[0];
-                        e[j] = row0 + sp[1];
-                    }
+                    s[j] = __shfl_sync(0xffffffffu, my_s, q0 + j);
+                    e[j] = __shfl_sync(0xffffffffu, my_e, q0 + j);
+                    a[j] = __shfl_sync(0xffffffffu, my_a, q0 + j);
+                    longest = max(longest, e[j] - s[j]);
                 }
+                for (std::uint32_t r = lane; r < longest + lane; r += 32) {  // warp-uniform trip count
+                    Entry<TB> b[kGroup];
 #pragma unroll
-                for (unsigned j = 0; j < kGroup; ++j) {
-                    const Offset x = s[j] + lane;
-                    c[j] = kTile;  // none
-                    v[j] = 0;
-                    if (x < e[j]) {
-                        c[j] = bc[x] - lo;
-                        v[j] = double(bv[x]);
+                    for (unsigned j = 0; j < kGroup; ++j) {
+                        b[j].col = lo + tile;  // none
+                        if (s[j] + r < e[j]) b[j] = bent[s[j] + r];
                     }
-                }
-                // Columns of one B row are distinct, so the lanes never collide within one k; __syncwarp
-                // orders the updates of successive k's (each sum runs in the order of A(i,:)). No fused
-                // multiply-add: the CPU rounds the product too.
 #pragma unroll
-                for (unsigned j = 0; j < kGroup; ++j) {
-                    if (c[j] < kTile) {
-                        acc[c[j]] += __dmul_rn(a[j], v[j]);
-                        has[c[j]] = 1;
+                    for (unsigned j = 0; j < kGroup; ++j) {
+                        const unsigned c = b[j].col - lo;
+                        if (c < tile) {
+                            acc[c] += __dmul_rn(a[j], double(b[j].val));
+                            has[c] = 1;
+                        }
+                        __syncwarp();
                     }
-                    for (Offset x = s[j] + 32 + lane; x < e[j]; x += 32) {
-                        const unsigned cc = bc[x] - lo;
-                        acc[cc] += __dmul_rn(a[j], double(bv[x]));
-                        has[cc] = 1;
-                    }
-                    __syncwarp();
                 }
             }
         }
         // Compact the present columns into the staging slot, resetting the accumulator on the way.
         const std::uint64_t slot = std::uint64_t(i) * ncols + lo;
-        const unsigned width = std::uint64_t(ncols) - lo < kTile ? unsigned(ncols - lo) : kTile;
+        const unsigned width = std::uint64_t(ncols) - lo < tile ? unsigned(ncols - lo) : tile;
         Offset written = 0;
         for (unsigned c0 = 0; c0 < width; c0 += 32) {
             const unsigned c = c0 + lane;
@@ -143,7 +166,7 @@ __global__ void __launch_bounds__(kWarps * 32) accumulate_kernel(Index rows, Ind
                 stage_cols[at] = lo + c;
                 stage_vals[at] = acc[c];
             }
-            acc[c] = 0;  // c < kTile: c0 < width <= kTile, a multiple of 32
+            acc[c] = 0;  // c < tile: c0 < width <= tile, a multiple of 32
             has[c] = 0;
             written += __popc(ballot);
         }
@@ -153,7 +176,7 @@ __global__ void __launch_bounds__(kWarps * 32) accumulate_kernel(Index rows, Ind
 }
 
 // Moves each job's compacted entries from its staging slot to its place in the CSR (a warp per job).
-__global__ void gather_kernel(Index rows, Index ncols, std::uint64_t tiles, const Offset* job_start,
+__global__ void gather_kernel(Index rows, Index ncols, unsigned tile, std::uint64_t tiles, const Offset* job_start,
                               const ColIndex* stage_cols, const double* stage_vals, ColIndex* out_cols,
                               double* out_vals) {
     const std::uint64_t jobs = std::uint64_t(rows) * tiles;
@@ -162,7 +185,7 @@ __global__ void gather_kernel(Index rows, Index ncols, std::uint64_t tiles, cons
          job += std::uint64_t(gridDim.x) * blockDim.x / 32) {
         const Index i = Index(job / tiles);
         const std::uint64_t t = job % tiles;
-        const std::uint64_t slot = std::uint64_t(i) * ncols + t * kTile;
+        const std::uint64_t slot = std::uint64_t(i) * ncols + t * tile;
         const Offset dst = job_start[job], len = job_start[job + 1] - dst;
         for (Offset x = lane; x < len; x += 32) {
             out_cols[dst + x] = stage_cols[slot + x];
@@ -171,44 +194,65 @@ __global__ void gather_kernel(Index rows, Index ncols, std::uint64_t tiles, cons
     }
 }
 
-// The split table of B (once per product; see split_kernel).
+// The split table of B for tiles of `tile` columns (once per product; see split_kernel). Needs
+// nvals(B) <= kMaxEntries (the positions are 32-bit).
+// B's entries interleaved go with it (nvals(B) x 8 bytes for float).
 template <class TB>
-Array<std::uint32_t> split_table(const Matrix<TB>& b) {
+struct Split {
+    unsigned tile = kDefaultTile;
+    Array<std::uint32_t> table;
+    Array<Entry<TB>> entries;
+};
+template <class TB>
+std::uint64_t split_bytes(const Matrix<TB>& b, unsigned tile) {
+    return std::uint64_t(b.nrows()) * (tiles_for(b.ncols(), tile) + 1) * 4 + std::uint64_t(b.nvals()) * sizeof(Entry<TB>);
+}
+template <class TB>
+Split<TB> split_table(const Matrix<TB>& b, unsigned tile) {
     const Context& ctx = b.context();
-    const std::uint64_t tiles = tiles_for(b.ncols());
-    Array<std::uint32_t> split(std::uint64_t(b.nrows()) * (tiles + 1), ctx);
-    if (split.size() > 0) {
-        split_kernel<<<keys::grid_for(split.size()), keys::block_size, 0, keys::stream_of(ctx)>>>(
-            b.nrows(), tiles, b.storage_offsets().data(), b.storage_indices().data(), split.data());
+    const std::uint64_t tiles = tiles_for(b.ncols(), tile);
+    Split<TB> sp{tile, Array<std::uint32_t>(std::uint64_t(b.nrows()) * (tiles + 1), ctx), Array<Entry<TB>>(b.nvals(), ctx)};
+    const cudaStream_t s = keys::stream_of(ctx);
+    if (sp.table.size() > 0) {
+        split_kernel<<<keys::grid_for(sp.table.size()), keys::block_size, 0, s>>>(
+            b.nrows(), tile, tiles, b.storage_offsets().data(), b.storage_indices().data(), sp.table.data());
         keys::check_launch("mxm_pruned (dense rows: split table)");
     }
-    return split;
+    if (b.nvals() > 0) {
+        interleave_kernel<TB><<<keys::grid_for(b.nvals()), keys::block_size, 0, s>>>(
+            b.nvals(), b.storage_indices().data(), b.storage_values().data(), sp.entries.data());
+        keys::check_launch("mxm_pruned (dense rows: interleave)");
+    }
+    return sp;
 }
 
 // C = A B with A's rows [r0, r1) (whole CSR of A given; rows taken in place), products and sums in double
 // (B's values are read in their own type: float B moves 8 bytes a product instead of 12).
 template <class TA, class TB>
-Matrix<double> multiply(const Matrix<TA>& a, Index r0, Index r1, const Matrix<TB>& b,
-                        const Array<std::uint32_t>& split) {
+Matrix<double> multiply(const Matrix<TA>& a, Index r0, Index r1, const Matrix<TB>& b, const Split<TB>& split) {
     const Context& ctx = a.context();
     const cudaStream_t s = keys::stream_of(ctx);
+    const unsigned tile = split.tile;
     const Index rows = r1 - r0, n = b.ncols();
-    const std::uint64_t tiles = tiles_for(n), jobs = std::uint64_t(rows) * tiles;
+    const std::uint64_t tiles = tiles_for(n, tile), jobs = std::uint64_t(rows) * tiles;
     Array<ColIndex> stage_cols(std::uint64_t(rows) * n, ctx);
     Array<double> stage_vals(std::uint64_t(rows) * n, ctx);
     Array<Offset> counts(jobs + 1, ctx);
     int sms = 0;
     keys::check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx.device()), "cudaDeviceGetAttribute");
+    const std::size_t smem = shared_bytes(tile);
+    keys::check(cudaFuncSetAttribute(accumulate_kernel<TA, TB>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
+                "cudaFuncSetAttribute (dense rows)");
     int per_sm = 0;
-    keys::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, accumulate_kernel<TA, TB>, kWarps * 32, 0),
+    keys::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, accumulate_kernel<TA, TB>, kWarps * 32, smem),
                 "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     const std::uint64_t job_blocks = (jobs + kWarps - 1) / kWarps;
     const unsigned blocks = unsigned(std::max<std::uint64_t>(1, std::min<std::uint64_t>(job_blocks, std::uint64_t(sms) * std::max(per_sm, 1))));
     if (jobs > 0) {
-        accumulate_kernel<TA, TB><<<blocks, kWarps * 32, 0, s>>>(
-            rows, n, tiles, a.storage_offsets().data() + r0, a.storage_indices().data(), a.storage_values().data(),
-            b.storage_offsets().data(), b.storage_indices().data(), b.storage_values().data(), split.data(),
-            stage_cols.data(), stage_vals.data(), counts.data());
+        accumulate_kernel<TA, TB><<<blocks, kWarps * 32, smem, s>>>(
+            rows, n, tile, tiles, a.storage_offsets().data() + r0, a.storage_indices().data(), a.storage_values().data(),
+            split.entries.data(), split.table.data(), stage_cols.data(),
+            stage_vals.data(), counts.data());
         keys::check_launch("mxm_pruned (dense rows: accumulate)");
     }
     keys::exclusive_scan(counts.data(), jobs + 1, ctx);  // the trailing slot becomes the total
@@ -218,7 +262,7 @@ Matrix<double> multiply(const Matrix<TA>& a, Index r0, Index r1, const Matrix<TB
     Array<double> vals(nnz, ctx);
     if (jobs > 0) {
         gather_kernel<<<unsigned(std::min<std::uint64_t>(job_blocks, std::uint64_t(sms) * 16)), kWarps * 32, 0, s>>>(
-            rows, n, tiles, counts.data(), stage_cols.data(), stage_vals.data(), cols.data(), vals.data());
+            rows, n, tile, tiles, counts.data(), stage_cols.data(), stage_vals.data(), cols.data(), vals.data());
         keys::check_launch("mxm_pruned (dense rows: gather)");
     }
     // Row offsets: the start of each row's first job.

@@ -23,6 +23,7 @@
 #include "engine/cuda/spgemm/dense_rows.cuh"
 #include "engine/cuda/structure/keys.cuh"
 #include "engine/matrix.hpp"
+#include "engine/memory.hpp"
 #include "engine/trace.hpp"
 
 namespace hybla::cuda {
@@ -214,12 +215,9 @@ std::uint64_t env_count(const char* name) {
 }
 
 std::uint64_t free_device_bytes() {
-    std::size_t free_bytes = 0, total_bytes = 0;
-    if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
-        cudaGetLastError();
-        return std::uint64_t(1) << 30;
-    }
-    return free_bytes;
+    int device = 0;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    return available_device_bytes(device);
 }
 
 std::uint64_t prune_batch_budget() {
@@ -300,11 +298,13 @@ Matrix<T> mxm_pruned(const Matrix<T>& a, const Matrix<T>& b, const PruneRule& ru
     for (Index i = 0; i < m; ++i) products += hf[i];
 
     const int dense_mode = prune_dense_mode();
-    // The split table (4 bytes per B row and tile) must also fit: B may have far more rows than columns.
-    const bool dense_ok = dense_mode != 0 && n <= dense_rows::kMaxCols && n > 0 &&
-                          std::uint64_t(b.nrows()) * (dense_rows::tiles_for(n) + 1) * 4 <= free_device_bytes() / 8;
+    // The split table (4 bytes per B row and tile) and B's interleaved entries must also fit: B may have far
+    // more rows than columns.
+    const unsigned tile = dense_rows::tile_width();
+    const bool dense_ok = dense_mode != 0 && n <= dense_rows::kMaxCols && n > 0 && b.nvals() <= dense_rows::kMaxEntries &&
+                          dense_rows::split_bytes(b, tile) <= free_device_bytes() / 8;
     const std::uint64_t dense_rows_max = dense_ok ? dense_batch_rows(n, budget) : 0;
-    Array<std::uint32_t> split;  // built when a batch first takes the dense-row path
+    std::optional<dense_rows::Split<T>> split;  // built when a batch first takes the dense-row path
     std::optional<Matrix<double>> bd;  // B in double for the sorted path, cast when a batch first takes it
     std::size_t dense_batches = 0;
 
@@ -327,8 +327,8 @@ Matrix<T> mxm_pruned(const Matrix<T>& a, const Matrix<T>& b, const PruneRule& ru
         // The unpruned rows of this batch, in double.
         Matrix<double> e;
         if (dense) {
-            if (split.size() == 0) split = dense_rows::split_table(b);
-            e = dense_rows::multiply(a, r0, r1, b, split);
+            if (!split) split = dense_rows::split_table(b, tile);
+            e = dense_rows::multiply(a, r0, r1, b, *split);
             ++dense_batches;
         } else {
             const Matrix<double> ab = cast<double, T>(row_slice(a, r0, r1, a_off[r0], a_off[r1]));

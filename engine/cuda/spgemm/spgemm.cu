@@ -22,6 +22,7 @@
 #include "engine/cuda/opcodes.hpp"
 #include "engine/cuda/spgemm/esc.cuh"
 #include "engine/matrix.hpp"
+#include "engine/memory.hpp"
 #include "engine/trace.hpp"
 
 namespace hybla::cuda {
@@ -232,11 +233,9 @@ std::uint64_t batch_budget() {
         unsigned long long v = std::strtoull(e, &end, 10);
         if (end != e && v > 0) return v;
     }
-    std::size_t free_bytes = 0, total_bytes = 0;
-    if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
-        cudaGetLastError();
-        return std::uint64_t(1) << 26;
-    }
+    int device = 0;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    const std::uint64_t free_bytes = available_device_bytes(device);
     return std::clamp<std::uint64_t>(free_bytes / 4 / 26, std::uint64_t(1) << 20, std::uint64_t(1) << 28);
 }
 
