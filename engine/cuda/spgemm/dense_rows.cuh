@@ -44,7 +44,10 @@ inline unsigned tile_width() {
     return kDefaultTile;
 }
 inline std::uint64_t tiles_for(Index ncols, unsigned tile) { return (std::uint64_t(ncols) + tile - 1) / tile; }
-inline std::size_t shared_bytes(unsigned tile) { return std::size_t(kWarps) * tile * (sizeof(double) + 1); }
+// A warp's accumulator has `tile` slots and 32 more, one per lane, where a lane with no entry in a round adds
+// (so the update needs no branch); those are never read.
+__host__ __device__ inline std::size_t slots(unsigned tile) { return std::size_t(tile) + 32; }
+inline std::size_t shared_bytes(unsigned tile) { return std::size_t(kWarps) * slots(tile) * (sizeof(double) + 1); }
 
 // An entry of B, column and value side by side so that a product needs one load (8 bytes for float B).
 template <class TB>
@@ -81,7 +84,8 @@ __global__ void split_kernel(Index brows, unsigned tile, std::uint64_t tiles, co
 
 // One warp per (row, tile) job, grid-stride, tile-major. Writes the job's present columns (ascending) and values
 // to its staging slot (row * ncols + tile * width) and their number to counts[row * tiles + tile].
-// Shared memory (dynamic, shared_bytes(tile)): kWarps accumulators of `tile` doubles, then their presence bytes.
+// Shared memory (dynamic, shared_bytes(tile)): kWarps accumulators of slots(tile) doubles, then their presence
+// bytes.
 template <class TA, class TB>
 __global__ void __launch_bounds__(kWarps * 32, kMinBlocks)
     accumulate_kernel(Index rows, Index ncols, unsigned tile, std::uint64_t tiles, const Offset* __restrict__ ao,
@@ -90,9 +94,10 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks)
                       double* stage_vals, Offset* counts) {
     extern __shared__ double smem[];
     const unsigned lane = threadIdx.x % 32, w = threadIdx.x / 32;
-    double* acc = smem + std::size_t(w) * tile;
-    std::uint8_t* has = reinterpret_cast<std::uint8_t*>(smem + std::size_t(kWarps) * tile) + std::size_t(w) * tile;
-    for (unsigned c = lane; c < tile; c += 32) {
+    const std::size_t width_all = slots(tile);
+    double* acc = smem + w * width_all;
+    std::uint8_t* has = reinterpret_cast<std::uint8_t*>(smem + kWarps * width_all) + w * width_all;
+    for (unsigned c = lane; c < width_all; c += 32) {
         acc[c] = 0;
         has[c] = 0;
     }
@@ -138,16 +143,14 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks)
                     Entry<TB> b[kGroup];
 #pragma unroll
                     for (unsigned j = 0; j < kGroup; ++j) {
-                        b[j].col = lo + tile;  // none
+                        b[j] = Entry<TB>{lo + tile + lane, TB(0)};  // none: the lane's own spare slot
                         if (s[j] + r < e[j]) b[j] = bent[s[j] + r];
                     }
 #pragma unroll
                     for (unsigned j = 0; j < kGroup; ++j) {
                         const unsigned c = b[j].col - lo;
-                        if (c < tile) {
-                            acc[c] += __dmul_rn(a[j], double(b[j].val));
-                            has[c] = 1;
-                        }
+                        acc[c] += __dmul_rn(a[j], double(b[j].val));
+                        has[c] = 1;
                         __syncwarp();
                     }
                 }
