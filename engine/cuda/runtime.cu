@@ -68,11 +68,10 @@ std::size_t available_device_bytes(int device) {
     }
     cudaMemPool_t pool;
     std::uint64_t reserved = 0, used = 0;
-    if (cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
-        cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) == cudaSuccess &&
-        cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) == cudaSuccess && reserved > used)
-        free_bytes += std::size_t(reserved - used);
-    cudaGetLastError();
+    check(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool");
+    check(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved), "cudaMemPoolGetAttribute");
+    check(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used), "cudaMemPoolGetAttribute");
+    if (reserved > used) free_bytes += std::size_t(reserved - used);
     return free_bytes;
 }
 
@@ -82,6 +81,16 @@ void* allocate(std::size_t bytes, int device, void* stream, const char* what) {
     setup_device(device);
     void* p = nullptr;
     cudaError_t e = cudaMallocAsync(&p, bytes, as_stream(stream));
+    if (e == cudaErrorMemoryAllocation) {
+        // The pool keeps freed memory; its idle pieces may be too small for this request. Wait for the
+        // frees queued on the stream, hand the idle memory back to the driver and try once more.
+        cudaGetLastError();
+        cudaMemPool_t pool;
+        check(cudaStreamSynchronize(as_stream(stream)), "cudaStreamSynchronize (allocation retry)");
+        check(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool");
+        check(cudaMemPoolTrimTo(pool, 0), "cudaMemPoolTrimTo");
+        e = cudaMallocAsync(&p, bytes, as_stream(stream));
+    }
     if (e != cudaSuccess) fail(int(e), what, bytes);
     return p;
 }

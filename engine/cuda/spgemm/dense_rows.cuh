@@ -9,12 +9,13 @@
 // each lane looks up, for its own k, where the part of B(k,:) inside the tile starts and ends (a split table of
 // absolute positions, computed once per product), then the warp takes the chunk's k's in groups of kGroup,
 // 32 entries of each k per round (B's columns and values interleaved, one load a product), its lanes adding
-// a(i,k)*b(k,j) at distinct columns, k after k. So every C(i,j) is summed in an order fixed by the data
-// (deterministic; no atomics, no sort), though not always the order of A(i,:) that the CPU's Gustavson uses:
-// a value may differ from the CPU's in its last bit, as on the sorted path. Each job then writes its present columns, compacted in
-// column order, to its slot of a staging area (rows x ncols); a scan of the per-job counts and a gather give
-// the CSR. The split table costs nrows(B) x (ncols/tile + 1) x 4 bytes, so the path is offered for
-// ncols <= kMaxCols and nvals(B) <= kMaxEntries only.
+// a(i,k)*b(k,j) at distinct columns, k after k. So every C(i,j) is summed in an order fixed by the data and the
+// tile width (deterministic; no atomics, no sort), though not always the order of A(i,:) that the CPU's
+// Gustavson uses: a value may differ from the CPU's in its last bit, as on the sorted path. Each job then
+// writes its present columns, compacted in column order, to its slot of a staging area (rows x ncols); a scan
+// of the per-job counts and a gather give the CSR. The split table costs nrows(B) x (ncols/tile + 1) x 4 bytes
+// and the interleaved copy of B nvals(B) x 8 bytes (float), so the path is offered for ncols <= kMaxCols and
+// nvals(B) <= kMaxEntries only, when they fit.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -27,27 +28,35 @@
 
 namespace hybla::cuda::dense_rows {
 
-constexpr unsigned kDefaultTile = 1024;   // columns a warp accumulates (8 KB of doubles + 1024 presence bytes)
+constexpr unsigned kDefaultTile = 1024;   // columns a warp accumulates (see slots and shared_bytes)
 constexpr unsigned kWarps = 8;            // warps per block
-constexpr unsigned kMinBlocks = 4;        // blocks per SM the register budget must allow (32 warps)
+constexpr unsigned kMinBlocks = 4;        // blocks per SM the registers must allow (64 per thread; at tile 1024
+                                          // shared memory allows 3)
 constexpr unsigned kGroup = 4;            // k's whose loads a warp issues together
 static_assert(32 % kGroup == 0, "a group of k's must not straddle two 32-entry chunks of A(i,:)");
 constexpr Index kMaxCols = Index(1) << 17;  // split table <= 131072 x 129 x 4 B = 68 MB at the default tile
-// Split positions are absolute 32-bit positions in B's arrays (lanes add up to 31 to them).
-constexpr Offset kMaxEntries = (Offset(1) << 32) - 64;
+// Split positions are absolute 32-bit positions in B's arrays.
+constexpr Offset kMaxEntries = (Offset(1) << 32) - 1;
 
-// The tile width: HYBLA_PRUNE_TILE = 256 or 512 (tests and bench compare them), else kDefaultTile.
-inline unsigned tile_width() {
-    const char* e = std::getenv("HYBLA_PRUNE_TILE");
-    if (e && std::string_view(e) == "256") return 256;
-    if (e && std::string_view(e) == "512") return 512;
-    return kDefaultTile;
-}
 inline std::uint64_t tiles_for(Index ncols, unsigned tile) { return (std::uint64_t(ncols) + tile - 1) / tile; }
 // A warp's accumulator has `tile` slots and 32 more, one per lane, where a lane with no entry in a round adds
 // (so the update needs no branch); those are never read.
 __host__ __device__ inline std::size_t slots(unsigned tile) { return std::size_t(tile) + 32; }
 inline std::size_t shared_bytes(unsigned tile) { return std::size_t(kWarps) * slots(tile) * (sizeof(double) + 1); }
+
+// The tile width: HYBLA_PRUNE_TILE = 256 or 512 (tests and bench compare them), else kDefaultTile; halved
+// while a block's shared memory would exceed what the device allows one block (GPUs before sm_80).
+inline unsigned tile_width(int device) {
+    const char* e = std::getenv("HYBLA_PRUNE_TILE");
+    unsigned tile = kDefaultTile;
+    if (e && std::string_view(e) == "256") tile = 256;
+    if (e && std::string_view(e) == "512") tile = 512;
+    int optin = 0;
+    keys::check(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
+                "cudaDeviceGetAttribute (shared memory per block)");
+    while (tile > 64 && shared_bytes(tile) > std::size_t(optin)) tile /= 2;
+    return tile;
+}
 
 // An entry of B, column and value side by side so that a product needs one load (8 bytes for float B).
 template <class TB>
@@ -126,25 +135,26 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks)
             // kGroup k's at a time, in rounds of 32 entries of each: a round loads entry r + lane of every k
             // of the group (kGroup loads in flight), then adds them k after k. Columns of one B row are
             // distinct, so the lanes never collide within one k; __syncwarp orders the updates of successive
-            // k's. A column's sum therefore runs in a fixed order (round by round, k by k within a round):
-            // deterministic, though not always the order of A(i,:). No fused multiply-add.
+            // k's. A column's sum therefore runs in an order fixed by the data and the tile width (round by
+            // round, k by k within a round): deterministic, though not always the order of A(i,:). No fused
+            // multiply-add.
             for (unsigned q0 = 0; q0 < n; q0 += kGroup) {
-                std::uint32_t s[kGroup], e[kGroup];
+                std::uint32_t s[kGroup], len[kGroup];  // len: so that s + r never passes B's end (no wrap)
                 double a[kGroup];
                 std::uint32_t longest = 0;
 #pragma unroll
                 for (unsigned j = 0; j < kGroup; ++j) {
                     s[j] = __shfl_sync(0xffffffffu, my_s, q0 + j);
-                    e[j] = __shfl_sync(0xffffffffu, my_e, q0 + j);
+                    len[j] = __shfl_sync(0xffffffffu, my_e, q0 + j) - s[j];
                     a[j] = __shfl_sync(0xffffffffu, my_a, q0 + j);
-                    longest = max(longest, e[j] - s[j]);
+                    longest = max(longest, len[j]);
                 }
                 for (std::uint32_t r = lane; r < longest + lane; r += 32) {  // warp-uniform trip count
                     Entry<TB> b[kGroup];
 #pragma unroll
                     for (unsigned j = 0; j < kGroup; ++j) {
                         b[j] = Entry<TB>{lo + tile + lane, TB(0)};  // none: the lane's own spare slot
-                        if (s[j] + r < e[j]) b[j] = bent[s[j] + r];
+                        if (r < len[j]) b[j] = bent[s[j] + r];
                     }
 #pragma unroll
                     for (unsigned j = 0; j < kGroup; ++j) {

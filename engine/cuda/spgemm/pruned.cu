@@ -300,7 +300,7 @@ Matrix<T> mxm_pruned(const Matrix<T>& a, const Matrix<T>& b, const PruneRule& ru
     const int dense_mode = prune_dense_mode();
     // The split table (4 bytes per B row and tile) and B's interleaved entries must also fit: B may have far
     // more rows than columns.
-    const unsigned tile = dense_rows::tile_width();
+    const unsigned tile = dense_rows::tile_width(ctx.device());
     const bool dense_ok = dense_mode != 0 && n <= dense_rows::kMaxCols && n > 0 && b.nvals() <= dense_rows::kMaxEntries &&
                           dense_rows::split_bytes(b, tile) <= free_device_bytes() / 8;
     const std::uint64_t dense_rows_max = dense_ok ? dense_batch_rows(n, budget) : 0;
