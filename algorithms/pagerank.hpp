@@ -157,18 +157,10 @@ PageRankResult pagerank(const Matrix<T>& a, const PageRankOptions& o = {}) {
     const std::size_t cap = o.ldbc ? o.iterations : o.max_iterations;
     while (res.iterations < cap) {
         Vector<double>& r = res.rank;
-        double sink_mass = 0;
-        if (t.has_sinks) {
-            Vector<double> sink_rank(n, ctx);
-            eWiseMult(sink_rank, no_mask, no_accum, times_op{}, r, t.sinks);
-            sink_mass = reduce(plus_monoid{}, sink_rank);
-        }
+        const double sink_mass = t.has_sinks ? inner(plus_times{}, r, t.sinks) : 0.0;
         Vector<double> next = Vector<double>::full(n, ((1 - d) + d * sink_mass) / double(n), ctx);
         mxv(next, no_mask, plus_op{}, plus_times{}, t.pt, r);  // += d * sum_{u->v} r(u)/outdeg(u)
-        Vector<double> dist(n, ctx);
-        eWiseAdd(dist, no_mask, no_accum, minus_op{}, next, r);
-        apply(dist, no_mask, no_accum, abs_op{}, dist);
-        res.l1_change = reduce(plus_monoid{}, dist);
+        res.l1_change = inner(semiring<plus_monoid, absdiff_op>{}, next, r);  // ||next - r||_1
         res.rank = std::move(next);
         ++res.iterations;
         if (o.progress) o.progress(res.iterations, res.l1_change);

@@ -142,24 +142,38 @@ inline Context context_of(const CommonOptions& o) {
     }
 }
 
-// Starts ctx's GPU (its context and memory pool, a few hundred milliseconds) on another thread while the
-// program reads its input; ready() waits for it, and rethrows what it threw.
-class GpuStart {
+// Resolves --backend and starts its GPU on another thread: CUDA's initialisation, the device's context and its
+// memory pool take a few hundred milliseconds, which the program spends reading its input on the CPU instead
+// of waiting (read inside a `ScopedContext cpu(Context::cpu())`, or the reader would build the graph on the
+// GPU and wait anyway). context() waits for the start and gives the context, or throws what it threw (a
+// UsageError for --backend cuda without a usable GPU). A name that is not cpu, cuda or auto is refused at once.
+class BackendStart {
 public:
-    explicit GpuStart(const Context& ctx) {
-        if (ctx.is_cuda()) started_ = std::async(std::launch::async, [ctx] { warm_up(ctx); });
+    explicit BackendStart(const CommonOptions& o) {
+        if (o.backend == "cpu") {
+            ctx_ = Context::cpu();
+            return;
+        }
+        if (o.backend != "cuda" && o.backend != "auto" && !o.backend.empty()) ctx_ = context_of(o);  // throws
+        started_ = std::async(std::launch::async, [o] {
+            const Context ctx = context_of(o);
+            warm_up(ctx);
+            return ctx;
+        });
     }
-    GpuStart(const GpuStart&) = delete;
-    GpuStart& operator=(const GpuStart&) = delete;
-    ~GpuStart() {
+    BackendStart(const BackendStart&) = delete;
+    BackendStart& operator=(const BackendStart&) = delete;
+    ~BackendStart() {
         if (started_.valid()) started_.wait();
     }
-    void ready() {
-        if (started_.valid()) started_.get();
+    Context context() {
+        if (started_.valid()) ctx_ = started_.get();
+        return ctx_;
     }
 
 private:
-    std::future<void> started_;
+    Context ctx_ = Context::cpu();
+    std::future<Context> started_;
 };
 
 // Progress lines on stderr unless --quiet.

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>  // before apps/common.hpp, which uses std::cout without including it
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -235,14 +236,14 @@ int main(int argc, char** argv) {
         return true;
     };
     auto body = [&](const app::CommonOptions& common) {
-        const Context ctx = app::context_of(common);
-        app::GpuStart gpu(ctx);
-        const ScopedContext scope(ctx);
+        app::BackendStart start(common);
+        std::optional<ScopedContext> scope(std::in_place, Context::cpu());  // read on the CPU while the GPU starts
         const app::Log log(common);
         app::Output out(o.output);
 
         const io::Graph<double> g = io::read_graph<double>(o.graph);
-        gpu.ready();
+        const Context ctx = start.context();
+        scope.emplace(ctx);
         const Matrix<double> a = g.matrix.to(ctx);
         if (a.nrows() != a.ncols())
             throw app::UsageError(o.graph + " is a " + std::to_string(a.nrows()) + "x" + std::to_string(a.ncols()) +

@@ -142,14 +142,16 @@ int main(int argc, char** argv) {
         },
         [&](const app::CommonOptions& common) {
             const app::Log log(common);
-            const Context ctx = app::context_of(common);
-            app::GpuStart gpu(ctx);
-            io::Graph<double> g = read_input(o);
-            log("[mcl] %s: %llu vertices, %llu entries (symmetrised), read in %.3f s, backend %s\n", o.input.c_str(),
-                (unsigned long long)g.matrix.nrows(), (unsigned long long)g.matrix.nvals(), log.seconds(),
-                ctx.name().c_str());
-            gpu.ready();
-            if (ctx.is_cuda()) log("[mcl] GPU ready after %.3f s\n", log.seconds());
+            app::BackendStart start(common);
+            io::Graph<double> g = [&] {
+                const ScopedContext on_cpu(Context::cpu());
+                return read_input(o);
+            }();
+            log("[mcl] %s: %llu vertices, %llu entries (symmetrised), read in %.3f s\n", o.input.c_str(),
+                (unsigned long long)g.matrix.nrows(), (unsigned long long)g.matrix.nvals(), log.seconds());
+            const Context ctx = start.context();
+            const ScopedContext scope(ctx);
+            log("[mcl] backend %s%s %.3f s\n", ctx.name().c_str(), ctx.is_cuda() ? ", GPU ready after" : ",", log.seconds());
             app::Output out(o.output);  // opened before the work so a bad path fails early
             const double t0 = log.seconds();
             const algorithms::MclResult res = cluster(g.matrix.to(ctx), o, &log);

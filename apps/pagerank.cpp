@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>  // before apps/common.hpp, which uses std::cout without including it
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -153,9 +154,8 @@ int main(int argc, char** argv) {
         return true;
     };
     auto body = [&](const app::CommonOptions& common) {
-        const Context ctx = app::context_of(common);
-        app::GpuStart gpu(ctx);
-        const ScopedContext scope(ctx);
+        app::BackendStart start(common);
+        std::optional<ScopedContext> scope(std::in_place, Context::cpu());  // read on the CPU while the GPU starts
         const app::Log log(common);
         app::Output out(o.output);
 
@@ -165,7 +165,8 @@ int main(int argc, char** argv) {
                                   std::to_string(g.matrix.ncols()) + " matrix, not a graph (a graph's matrix is square)");
         const Index n = g.matrix.nrows();
         const std::vector<Index> seeds = o.seeds.empty() ? std::vector<Index>{} : read_seeds(o.seeds, o.graph, g.names, n);
-        gpu.ready();
+        const Context ctx = start.context();
+        scope.emplace(ctx);
         const Matrix<double> a = g.matrix.to(ctx);
         log("graph: %s (%llu vertices, %llu stored entries), read in %.3f s\n", o.graph.c_str(), (unsigned long long)n,
             (unsigned long long)a.nvals(), log.seconds());

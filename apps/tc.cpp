@@ -3,6 +3,7 @@
 #include <iostream>  // before apps/common.hpp, which uses std::cout without including it
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,15 +76,15 @@ int main(int argc, char** argv) {
         return true;
     };
     auto body = [&](const app::CommonOptions& common) {
-        const Context ctx = app::context_of(common);
-        app::GpuStart gpu(ctx);
-        const ScopedContext scope(ctx);
+        app::BackendStart start(common);
+        std::optional<ScopedContext> scope(std::in_place, Context::cpu());  // read on the CPU while the GPU starts
         const app::Log log(common);
         std::unique_ptr<app::Output> out;
         if (!o.per_vertex.empty()) out = std::make_unique<app::Output>(o.per_vertex);
 
         const io::Graph<double> g = io::read_graph<double>(o.graph);
-        gpu.ready();
+        const Context ctx = start.context();
+        scope.emplace(ctx);
         const Matrix<double> a = g.matrix.to(ctx);
         log("graph: %s (%" PRIu64 " vertices, %" PRIu64 " stored entries), read in %.3f s\n", o.graph.c_str(),
             std::uint64_t(a.nrows()), std::uint64_t(a.nvals()), log.seconds());

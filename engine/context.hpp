@@ -3,6 +3,7 @@
 // auto picks CUDA when a usable GPU is present, else the CPU.
 #pragma once
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "engine/error.hpp"
@@ -74,29 +75,39 @@ private:
 };
 
 namespace detail {
-inline Context& default_context_slot() {
-    static Context ctx = [] {
+// The context HYBLA_BACKEND names, resolved at its first use only (auto initialises CUDA to look for a GPU,
+// about 0.1 s, which a program starting its GPU on another thread should not wait for on this one).
+inline const Context& environment_context() {
+    static const Context ctx = [] {
         const char* e = std::getenv("HYBLA_BACKEND");
         return Context::parse(e ? e : "auto");
     }();
     return ctx;
 }
+// What set_default_context or a ScopedContext set; empty: the environment's.
+inline std::optional<Context>& default_context_slot() {
+    static std::optional<Context> ctx;
+    return ctx;
+}
 }  // namespace detail
 
 // The context new objects are created in.
-inline const Context& default_context() { return detail::default_context_slot(); }
+inline const Context& default_context() {
+    const std::optional<Context>& set = detail::default_context_slot();
+    return set ? *set : detail::environment_context();
+}
 inline void set_default_context(const Context& ctx) { detail::default_context_slot() = ctx; }
 
 // Sets the default context for a scope (tests run one body on each backend this way).
 class ScopedContext {
 public:
-    explicit ScopedContext(const Context& ctx) : saved_(default_context()) { set_default_context(ctx); }
-    ~ScopedContext() { set_default_context(saved_); }
+    explicit ScopedContext(const Context& ctx) : saved_(detail::default_context_slot()) { set_default_context(ctx); }
+    ~ScopedContext() { detail::default_context_slot() = saved_; }
     ScopedContext(const ScopedContext&) = delete;
     ScopedContext& operator=(const ScopedContext&) = delete;
 
 private:
-    Context saved_;
+    std::optional<Context> saved_;
 };
 
 }  // namespace hybla

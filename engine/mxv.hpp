@@ -1,5 +1,7 @@
 // mxv (w = A u) and vxm (wᵀ = uᵀ A) over a semiring, with dense and sparse (frontier) vectors.
 #pragma once
+#include <type_traits>
+
 #include "engine/checks.hpp"
 #include "engine/cpu/spmv.hpp"
 #include "engine/cpu/vector_write.hpp"
@@ -19,6 +21,15 @@ void spmv(Vector<TW>& w, const MaskT& mask, Accum accum, RowsForm&& rows_form, c
         auto code = semiring_code<Sr>(Flip ? "vxm" : "mxv");
         auto mm = as_type<TW>(rows_form());
         auto uu = as_type<TW>(u);
+        if constexpr (std::is_same_v<MaskT, NoMask> && std::is_same_v<Accum, plus_op> && std::is_same_v<Sr, plus_times> &&
+                      (std::is_same_v<TW, float> || std::is_same_v<TW, double>)) {
+            // w += A u with w and u full: the SpMV adds w as it stores (one pass instead of two).
+            if (w.is_dense() && w.nvals() == w.size() && uu.get().is_dense() && uu.get().nvals() == u.size()) {
+                trace("%s: pull on the GPU, %zu rows, accumulating into w", Flip ? "vxm" : "mxv", size_t(mm.get().nrows()));
+                w = cuda::spmv_plus_accumulate(mm.get(), uu.get(), w);
+                return;
+            }
+        }
         MaskHolder mh(mask, d);
         trace("%s: pull on the GPU, %zu rows", Flip ? "vxm" : "mxv", size_t(mm.get().nrows()));
         Vector<TW> t = uu.get().is_dense() ? cuda::spmv(mm.get(), uu.get(), code, Flip, mh.get())

@@ -6,6 +6,7 @@
 #include "engine/cpu/reduce.hpp"
 #include "engine/cpu/vector_write.hpp"
 #include "engine/cuda/dispatch.hpp"
+#include "engine/ewise.hpp"
 
 namespace hybla {
 
@@ -40,6 +41,29 @@ TU reduce(Monoid, const Vector<TU>& u) {
     return cpu::reduce_values<Monoid, TU>(u.values().data(), u.is_dense() ? u.bitmap().data() : nullptr,
                                           u.is_dense() ? u.size() : u.nvals());
 }
+// The inner product of u and v under a semiring (python-graphblas's u.inner(v)): ⊕ over the positions where
+// both have an entry of u(i) ⊗ v(i), or the monoid's identity where they share none. One pass over dense
+// operands of one type (a PageRank iteration's sink mass, or its L1 change with semiring<plus_monoid,
+// absdiff_op>); otherwise the element-wise product, then its reduction. Terms are combined in ranges fixed by
+// the size, so a result is the same on every run; the backends' ranges differ, so floating-point results may
+// differ between the CPU and the GPU in the last bits.
+template <class Sr, class TU, class TV>
+TU inner(Sr, const Vector<TU>& u, const Vector<TV>& v) {
+    detail::require(u.size() == v.size(), "inner", "u has size " + std::to_string(u.size()) + " but v has size " +
+                                                       std::to_string(v.size()));
+    detail::same_context("inner", u, v);
+    if constexpr (std::is_same_v<TU, TV>) {
+        if (u.is_dense() && v.is_dense()) {
+            HYBLA_ON_GPU(u) return cuda::inner(u, v, cuda_dispatch::semiring_code<Sr>("inner"));
+            auto present = [](const Vector<TU>& x) { return x.nvals() == x.size() ? nullptr : x.bitmap().data(); };
+            return cpu::inner_values<Sr, TU>(u.values().data(), present(u), v.values().data(), present(v), u.size());
+        }
+    }
+    Vector<TU> t(u.size(), u.context());
+    eWiseMult(t, no_mask, no_accum, typename Sr::multiply_op{}, u, v);
+    return reduce(typename Sr::add_monoid{}, t);
+}
+
 // s accum= ⊕ of all entries.
 template <class TS, class Accum, class Monoid, class Obj>
     requires(detail::is_matrix<Obj>::value || detail::is_vector<Obj>::value)

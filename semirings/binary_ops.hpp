@@ -86,5 +86,17 @@ struct land_op {
 struct lxor_op {
     template <class T> HYBLA_HD constexpr T operator()(T a, T b) const { return T((a != T(0)) != (b != T(0))); }
 };
+// |a - b|: the larger minus the smaller, so unsigned types do not wrap; integers subtract as unsigned, so a
+// difference past T's range (only for signed T) wraps instead of overflowing; for bool, a != b. With the plus
+// monoid it gives the L1 distance of two vectors (inner(semiring<plus_monoid, absdiff_op>{}, u, v)).
+struct absdiff_op {
+    template <class T> HYBLA_HD constexpr T operator()(T a, T b) const {
+        if constexpr (std::is_same_v<T, bool>) return a != b;
+        else if constexpr (std::is_integral_v<T>) {
+            using U = std::make_unsigned_t<T>;
+            return a < b ? T(U(U(b) - U(a))) : T(U(U(a) - U(b)));
+        } else return a < b ? T(b - a) : T(a - b);
+    }
+};
 
 }  // namespace hybla

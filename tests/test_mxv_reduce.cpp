@@ -1,6 +1,7 @@
 // mxv / vxm (pull over a dense view, push over a sparse frontier) and reduce (rows, columns, scalar) against
 // brute-force references; push and pull agree bit for bit; dimension errors; thread-count determinism.
 #include <map>
+#include <random>
 #include <set>
 #include <sstream>
 
@@ -203,6 +204,62 @@ Matrix<double> fresh(const Matrix<double>& a) {
 }
 
 }  // namespace
+
+namespace {
+// w += A u (and vxm) with w and u full, where the GPU adds w inside the SpMV's stores: empty rows keep w, and
+// rows long enough to span several of the GPU's tiles (896 items) get w once.
+template <class T>
+void check_accumulate_full(std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    for (Index n : {Index(0), Index(1), Index(7), Index(1000), Index(6001)}) {
+        std::vector<Index> rows, cols;
+        std::vector<T> vals;
+        for (Index i = 0; i < n; ++i) {
+            // Mostly short rows, some empty, one row in 500 of degree n (several tiles).
+            const Index deg = i % 500 == 3 ? n : rng() % 4 == 0 ? 0 : Index(rng() % 6);
+            for (Index k = 0; k < deg; ++k) {
+                rows.push_back(i);
+                cols.push_back(deg == n ? k : Index(rng() % n));
+                vals.push_back(T(double(rng() % 17) / 8 - 1));
+            }
+        }
+        const Matrix<T> a = Matrix<T>::from_tuples(n, n, rows, cols, vals, plus_op{});
+        std::vector<T> u0(n), w0(n);
+        for (Index i = 0; i < n; ++i) {
+            u0[i] = T(double(rng() % 9) / 4 - 1);
+            w0[i] = T(double(rng() % 33) / 16);
+        }
+        // The reference: w(i) + the sum of A(i,k) u(k) (or of u(k) A(k,i) for vxm), in double.
+        std::vector<double> want_mxv(w0.begin(), w0.end()), want_vxm(w0.begin(), w0.end());
+        for (std::size_t e = 0; e < rows.size(); ++e) {
+            want_mxv[rows[e]] += double(vals[e]) * double(u0[cols[e]]);
+            want_vxm[cols[e]] += double(u0[rows[e]]) * double(vals[e]);
+        }
+        std::vector<Index> all(n);
+        for (Index i = 0; i < n; ++i) all[i] = i;
+        const Vector<T> u = Vector<T>::from_tuples(n, all, u0);
+        for (int flip = 0; flip < 2; ++flip) {
+            Vector<T> w = Vector<T>::from_tuples(n, all, w0);
+            w.to_dense();
+            if (flip) vxm(w, no_mask, plus_op{}, plus_times{}, u, a);
+            else mxv(w, no_mask, plus_op{}, plus_times{}, a, u);
+            const Vector<T> h = w.to(Context::cpu());
+            INFO("seed " << seed << " n=" << n << (flip ? " vxm" : " mxv"));
+            REQUIRE(h.nvals() == n);
+            const std::vector<double>& want = flip ? want_vxm : want_mxv;
+            for (Index i = 0; i < n; ++i) {
+                INFO("w(" << i << ")");
+                REQUIRE(ref::close(h.get(i).value(), T(want[i]), tol<T>() * 10));
+            }
+        }
+    }
+}
+}  // namespace
+
+TEST_CASE("mxv and vxm accumulating into a full vector against the reference", "[mxv][accumulate]") {
+    check_accumulate_full<double>(71);
+    check_accumulate_full<float>(72);
+}
 
 TEST_CASE("mxv and vxm: push over a small frontier equals pull and the reference", "[mxv][push]") {
     ref::Gen g(21);
@@ -465,6 +522,67 @@ TEST_CASE("reduce of empty objects gives the monoid's identity", "[reduce]") {
     CHECK(s == 2.5);
     reduce(s, no_accum, min_monoid{}, e35);
     CHECK(s == inf);
+}
+
+namespace {
+// ⊕ over the positions where both have an entry of u(i) ⊗ v(i), in increasing i; the identity when none.
+template <class Sr, class T>
+T ref_inner(const Dense<T>& u, const Dense<T>& v) {
+    T acc = Sr::add_monoid::template identity<T>();
+    bool any = false;
+    for (Index i = 0; i < u.nrows; ++i)
+        if (u(i, 0) && v(i, 0)) {
+            const T t = Sr::template multiply<T>(*u(i, 0), *v(i, 0));
+            acc = any ? Sr::template add<T>(acc, t) : t;
+            any = true;
+        }
+    return acc;
+}
+
+// Sizes 0, 1, odd, and past the GPU's 2048-entry ranges (several partial sums); each operand sparse or dense,
+// the dense one full or with holes.
+template <class Sr, class T>
+void check_inner_random(std::uint64_t seed) {
+    ref::Gen g(seed);
+    for (Index n : {Index(0), Index(1), Index(2), Index(7), Index(33), Index(2049), Index(20001)})
+        for (double du : vector_densities)
+            for (double dv : {1.0, 0.3}) {
+                const Dense<T> u0 = g.template vector<T>(n, du), v0 = g.template vector<T>(n, dv);
+                const T want = ref_inner<Sr>(u0, v0);
+                for (int form = 0; form < 4; ++form) {
+                    Vector<T> u = ref::to_vector(u0), v = ref::to_vector(v0);
+                    if (form & 1) u.to_dense();
+                    if (form & 2) v.to_dense();
+                    INFO("seed " << seed << " n=" << n << " densities " << du << ", " << dv << " dense u/v " << (form & 1)
+                                 << "/" << (form >> 1));
+                    REQUIRE(ref::close(inner(Sr{}, u, v), want, tol<T>()));
+                }
+            }
+}
+}  // namespace
+
+TEST_CASE("inner products under several semirings against the reference", "[reduce][inner]") {
+    check_inner_random<plus_times, double>(61);
+    check_inner_random<plus_times, float>(62);
+    check_inner_random<plus_times, std::int64_t>(63);
+    check_inner_random<semiring<plus_monoid, absdiff_op>, double>(64);
+    check_inner_random<semiring<plus_monoid, absdiff_op>, std::uint32_t>(65);
+    check_inner_random<min_plus, std::int32_t>(66);
+    check_inner_random<max_times, double>(67);
+    check_inner_random<lor_land, bool>(68);
+    // Mixed types: v is cast to u's type.
+    Vector<double> u = Vector<double>::full(5, 0.5);
+    Vector<std::int32_t> v(5);
+    v.set(1, 3);
+    v.set(4, -2);
+    CHECK(inner(plus_times{}, u, v) == 0.5);
+}
+
+TEST_CASE("inner of vectors of different sizes throws DimensionMismatch naming both", "[reduce][inner][errors]") {
+    const Vector<double> a(3), b(4);
+    using Catch::Matchers::Contains;
+    REQUIRE_THROWS_AS(inner(plus_times{}, a, b), DimensionMismatch);
+    REQUIRE_THROWS_WITH(inner(plus_times{}, a, b), Contains("inner") && Contains("size 3") && Contains("size 4"));
 }
 
 TEST_CASE("reduce with the any monoid gives one of the entries", "[reduce][any]") {

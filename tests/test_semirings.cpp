@@ -111,6 +111,12 @@ template <class T> void check_binary_ops() {
             CHECK_VALUE(lor_op{}(a, b), T((x || y) ? 1 : 0));
             CHECK_VALUE(land_op{}(a, b), T((x && y) ? 1 : 0));
             CHECK_VALUE(lxor_op{}(a, b), T((x != y) ? 1 : 0));
+            if constexpr (std::is_same_v<T, bool>) CHECK_VALUE(absdiff_op{}(a, b), T(a != b));
+            else if constexpr (std::is_integral_v<T>) {
+                // The exact |a - b|, then as T (modulo 2^bits where it does not fit a signed T).
+                const __int128 d = __int128(a) - __int128(b);
+                CHECK_VALUE(absdiff_op{}(a, b), T(std::make_unsigned_t<T>(d < 0 ? -d : d)));
+            } else CHECK_VALUE(absdiff_op{}(a, b), std::isnan(a) || std::isnan(b) ? a - b : std::abs(a - b));
         }
 }
 

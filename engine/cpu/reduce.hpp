@@ -34,9 +34,9 @@ Vector<TW> reduce_rows(const Matrix<TA>& a) {
     return Vector<TW>::import_dense(n, std::move(out), std::move(bm));
 }
 
-// ⊕ of values[0..n) (entries with present[i] == 0 skipped when present is given).
-template <class Monoid, class TS, class TA>
-TS reduce_values(const TA* values, const std::uint8_t* present, Index n) {
+// ⊕ of term(i) over the i in [0, n) with has(i), split at fixed boundaries; the monoid's identity when none.
+template <class Monoid, class TS, class Has, class Term>
+TS reduce_terms(Index n, Has has, Term term) {
     Monoid op;
     // (found, value): partial results without entries must not take part, since `any` has no true identity.
     using Partial = std::pair<bool, TS>;
@@ -49,11 +49,26 @@ TS reduce_values(const TA* values, const std::uint8_t* present, Index n) {
         tbb::blocked_range<Index>(0, n, 1 << 13), Partial{false, TS{}},
         [&](const tbb::blocked_range<Index>& r, Partial acc) {
             for (Index i = r.begin(); i != r.end(); ++i)
-                if (!present || present[i]) acc = combine(acc, Partial{true, TS(values[i])});
+                if (has(i)) acc = combine(acc, Partial{true, term(i)});
             return acc;
         },
         combine);
     return r.first ? r.second : Monoid::template identity<TS>();
+}
+
+// ⊕ of values[0..n) (entries with present[i] == 0 skipped when present is given).
+template <class Monoid, class TS, class TA>
+TS reduce_values(const TA* values, const std::uint8_t* present, Index n) {
+    return reduce_terms<Monoid, TS>(n, [=](Index i) { return !present || present[i]; },
+                                    [=](Index i) { return TS(values[i]); });
+}
+
+// ⊕ over the i in [0, n) present in both of u[i] ⊗ v[i] (bitmaps nullptr: all present): an inner product.
+template <class Sr, class T>
+T inner_values(const T* u, const std::uint8_t* u_present, const T* v, const std::uint8_t* v_present, Index n) {
+    return reduce_terms<typename Sr::add_monoid, T>(
+        n, [=](Index i) { return (!u_present || u_present[i]) && (!v_present || v_present[i]); },
+        [=](Index i) { return Sr::template multiply<T>(u[i], v[i]); });
 }
 
 }  // namespace hybla::cpu

@@ -75,6 +75,8 @@ template <class T> Vector<T> accumulate_full(const Vector<T>& w, const Vector<T>
 template <class T> Vector<T> reduce_rows(const Matrix<T>& a, MonoidOp op);
 template <class T> T reduce_all(const Matrix<T>& a, MonoidOp op);
 template <class T> T reduce_all(const Vector<T>& a, MonoidOp op);
+// ⊕ over the positions present in both of u(i) ⊗ v(i); u and v dense (values + bitmap), the same size.
+template <class T> T inner(const Vector<T>& u, const Vector<T>& v, SemiringCode sr);
 
 // Sub-matrices: rows and cols list the indices (host lists, already checked).
 template <class T>
@@ -93,6 +95,9 @@ Matrix<T> spgemm(const Matrix<T>& a, const Matrix<T>& b, SemiringCode sr, const 
 // pattern, if given) is false are skipped.
 template <class T>
 Vector<T> spmv(const Matrix<T>& m, const Vector<T>& u, SemiringCode sr, bool flip, const MaskPattern* mask);
+// w + M u over plus_times in one pass (the SpMV's stores add w): u and w full; float and double only.
+template <class T>
+Vector<T> spmv_plus_accumulate(const Matrix<T>& m, const Vector<T>& u, const Vector<T>& w);
 template <class T> DenseMatrix<T> spmm(const Matrix<T>& a, const DenseMatrix<T>& b, SemiringCode sr);
 // T(i,j) = ⊕_x A(i,x) ⊗ Bt(j,x) over the mask's pattern.
 template <class T>

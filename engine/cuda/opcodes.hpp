@@ -12,7 +12,7 @@
 
 namespace hybla::cuda {
 
-enum class BinaryOp : std::uint8_t { first, second, pair, plus, minus, times, div, min, max, eq, ne, lt, le, gt, ge, lor, land, lxor };
+enum class BinaryOp : std::uint8_t { first, second, pair, plus, minus, times, div, min, max, eq, ne, lt, le, gt, ge, lor, land, lxor, absdiff };
 enum class MonoidOp : std::uint8_t { plus, times, min, max, lor, land, lxor, any };
 enum class UnaryOp : std::uint8_t { identity, ainv, minv, abs, lnot, one };
 
@@ -48,6 +48,7 @@ HYBLA_CODE(binary_code_of, ge_op, BinaryOp::ge)
 HYBLA_CODE(binary_code_of, lor_op, BinaryOp::lor)
 HYBLA_CODE(binary_code_of, land_op, BinaryOp::land)
 HYBLA_CODE(binary_code_of, lxor_op, BinaryOp::lxor)
+HYBLA_CODE(binary_code_of, absdiff_op, BinaryOp::absdiff)
 // A monoid used where a binary operator is expected means its operator.
 HYBLA_CODE(binary_code_of, plus_monoid, BinaryOp::plus)
 HYBLA_CODE(binary_code_of, times_monoid, BinaryOp::times)
@@ -102,6 +103,7 @@ HYBLA_HD inline T apply_binary(BinaryOp op, T a, T b) {
         case BinaryOp::lor: return lor_op{}(a, b);
         case BinaryOp::land: return land_op{}(a, b);
         case BinaryOp::lxor: return lxor_op{}(a, b);
+        case BinaryOp::absdiff: return absdiff_op{}(a, b);
     }
     return a;
 }

@@ -244,6 +244,41 @@ void check_case(const std::string& name, const Matrix<T>& a, const Matrix<T>& ga
     }
 }
 
+// cuda::spmv_plus_accumulate (w + A u, u and w full) against w + the CPU's spmv_pull: every row present, rows
+// spanning tiles included (their w is added once, by the fixup).
+template <class T>
+void check_accumulate(const std::string& name, const Matrix<T>& a, const Matrix<T>& ga, const Context& ctx) {
+    const std::string full = name + " [u full, accumulating into a full w]";
+    try {
+        const Vector<T> u = make_u<T>(a.ncols(), UKind::full), w = make_u<T>(a.nrows(), UKind::full);
+        const Vector<T> t = cpu::spmv_pull<plus_times, T, false>(a, u, nullptr);
+        poison(ctx, std::size_t(a.nrows()) * (sizeof(T) + 1) * 2 + (std::size_t(1) << 20));
+        const Vector<T> h = cuda::spmv_plus_accumulate<T>(ga, u.to(ctx), w.to(ctx)).to(Context::cpu());
+        if (h.size() != a.nrows() || !h.is_dense() || h.nvals() != a.nrows()) {
+            std::printf("FAIL %s: size %zu nvals %zu dense %d, expected a full vector of %zu\n", full.c_str(),
+                        size_t(h.size()), size_t(h.nvals()), int(h.is_dense()), size_t(a.nrows()));
+            ++failures;
+            return;
+        }
+        const auto hb = h.storage_bitmap(), tb = t.storage_bitmap();
+        const auto hv = h.storage_values(), tv = t.storage_values(), wv = w.storage_values();
+        for (Index i = 0; i < h.size(); ++i) {
+            const T want = tb[i] ? T(wv[i] + tv[i]) : wv[i];
+            if (hb[i] != 1 || !close(hv[i], want)) {
+                std::printf("FAIL %s: w(%zu) = %s (present %d), expected %s\n", full.c_str(), size_t(i),
+                            show(hv[i]).c_str(), int(hb[i]), show(want).c_str());
+                ++failures;
+                return;
+            }
+        }
+        std::printf("PASS %s\n", full.c_str());
+        ++passes;
+    } catch (const std::exception& e) {
+        std::printf("FAIL %s: exception: %s\n", full.c_str(), e.what());
+        ++failures;
+    }
+}
+
 template <class Sr, class T>
 void both_flips(const std::string& name, const Matrix<T>& a, const Matrix<T>& ga, UKind uk, MaskKind mk,
                 const Context& ctx) {
@@ -278,6 +313,7 @@ void plus_times_all(const Shape& s, const Context& ctx, bool all_variants) {
                 continue;
             check_case<plus_times, T, false>(name, a, ga, uk, mk, ctx);
         }
+    if constexpr (std::is_floating_point_v<T>) check_accumulate<T>(name, a, ga, ctx);
 }
 
 // Other semirings, one u/mask variant each (rotating), both flips where the multiply is not symmetric.
@@ -321,6 +357,7 @@ void semirings_on(const Shape& s, const Context& ctx, int& rot) {
     check_case<lxor_land, T, false>(base + "lxor_land", a, ga, uk, mk, ctx);
     next(uk, mk);
     check_case<max_min, T, false>(base + "max_min", a, ga, uk, mk, ctx);
+    if constexpr (std::is_floating_point_v<T>) check_accumulate<T>(base + "plus_times", a, ga, ctx);
 }
 
 void all_types(const Shape& s, const Context& ctx, int& rot) {

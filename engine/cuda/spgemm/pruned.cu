@@ -284,7 +284,7 @@ Matrix<T> mxm_pruned(const Matrix<T>& a, const Matrix<T>& b, const PruneRule& ru
 
     // With HYBLA_TRACE=1 each phase is timed (the stream is synchronised between phases, for the trace only).
     const bool timing = trace_enabled();
-    double expand_s = 0, prune_s = 0;
+    double expand_s = 0, prune_s = 0, round_s = 0, sort_s = 0, threshold_s = 0;  // prune_s: the rest (compact)
     auto lap = [&, t = std::chrono::steady_clock::now()](double& into) mutable {
         if (!timing) return;
         check(cudaStreamSynchronize(s), "mxm_pruned (trace timing)");
@@ -344,6 +344,7 @@ Matrix<T> mxm_pruned(const Matrix<T>& a, const Matrix<T>& b, const PruneRule& ru
             T* sv = stored.data();
             keys::for_each(nnz, ctx, "mxm_pruned (round)", [=] __device__(std::uint64_t p) { sv[p] = T(ev[p]); });
         }
+        lap(round_s);
         if (nnz > 0) {
             if (nnz >= (Offset(1) << 31)) fail(int(cudaErrorMemoryAllocation), "mxm_pruned (a batch over 2^31 entries)", nnz);
             const Offset* eo = e.storage_offsets().data();
@@ -356,6 +357,7 @@ Matrix<T> mxm_pruned(const Matrix<T>& a, const Matrix<T>& b, const PruneRule& ru
                                                                int(nnz), int(rows), eo, eo + 1, s),
                   "mxm_pruned (segmented sort)");
         }
+        lap(sort_s);
         Array<double> thr(rows, ctx), kept_mass(rows, ctx), chaos(rows, ctx), raw_mass(rows, ctx);
         Array<Offset> kept(rows + 1, ctx);
         Array<std::uint8_t> mode(rows, ctx);
@@ -379,6 +381,7 @@ Matrix<T> mxm_pruned(const Matrix<T>& a, const Matrix<T>& b, const PruneRule& ru
         out_off_h[rows] = total;
         stats.expanded += nnz;
         stats.kept += total;
+        lap(threshold_s);
         Array<Offset> out_off = out_off_h.to(ctx);
         Array<ColIndex> out_cols(total, ctx);
         Array<T> out_vals(total, ctx);
@@ -391,9 +394,10 @@ Matrix<T> mxm_pruned(const Matrix<T>& a, const Matrix<T>& b, const PruneRule& ru
         r0 = r1;
     }
     trace("mxm_pruned (GPU): %llu products, %llu entries expanded, %llu kept, %zu batch%s (%zu on dense rows); expand "
-          "%.1f ms, prune (sort, threshold, compact) %.1f ms",
+          "%.1f ms, prune %.1f ms (round %.1f, sort %.1f, threshold %.1f, compact %.1f)",
           (unsigned long long)products, (unsigned long long)stats.expanded, (unsigned long long)stats.kept, parts.size(),
-          parts.size() == 1 ? "" : "es", dense_batches, expand_s * 1e3, prune_s * 1e3);
+          parts.size() == 1 ? "" : "es", dense_batches, expand_s * 1e3,
+          (round_s + sort_s + threshold_s + prune_s) * 1e3, round_s * 1e3, sort_s * 1e3, threshold_s * 1e3, prune_s * 1e3);
     if (parts.size() == 1) return std::move(parts[0]);
     // Stack the batches.
     Offset total = 0;

@@ -230,7 +230,8 @@ __global__ void __launch_bounds__(Shape::block, Shape::min_blocks)
                const T* __restrict__ x, const std::uint8_t* __restrict__ xbm, Index n, Offset nnz,
                std::uint64_t ntiles, const Index* __restrict__ tile_row, T* __restrict__ y,
                std::uint8_t* __restrict__ ybm, T* __restrict__ carry_val, std::uint8_t* __restrict__ carry_has,
-               Sr sr, bool flip, MaskPattern mask, unsigned long long* __restrict__ counter) {
+               Sr sr, bool flip, MaskPattern mask, unsigned long long* __restrict__ counter,
+               const T* __restrict__ w_in) {
     constexpr int kBlock = Shape::block, kItems = Shape::items, kTile = Shape::tile;
     __shared__ std::uint32_t s_end[kTile + 1];  // row ends, relative to the tile's first entry
     __shared__ T s_prod[kTile];
@@ -363,6 +364,16 @@ __global__ void __launch_bounds__(Shape::block, Shape::min_blocks)
             if constexpr (kGeneral) {
                 present = present && row_allowed(mask, row);
                 present_rows += present;
+            } else {
+                if (w_in) {
+                    // y = w + (the row's sum); a row with entries in earlier tiles gets w and those tiles'
+                    // carries from the fixup, so this tile leaves only its own part (every entry is a term
+                    // here, so such a row always has a carry).
+                    const bool continued = j == 0 && off[row] < k0;
+                    y[row] = continued ? (present ? s_y[j] : T{}) : present ? sr.add(w_in[row], s_y[j]) : w_in[row];
+                    ybm[row] = 1;
+                    continue;
+                }
             }
             y[row] = present ? s_y[j] : T{};
             ybm[row] = present;
@@ -381,10 +392,15 @@ __global__ void __launch_bounds__(Shape::block, Shape::min_blocks)
 // Row r gets the carries of the tiles that hold its beginning but not its end; its last tile wrote the rest.
 template <class T, class Sr, bool kGeneral>
 __device__ void apply_carry(Index r, const Carry<T>& c, T* y, std::uint8_t* ybm, const Sr& sr,
-                            const MaskPattern& mask, unsigned long long* counter) {
+                            const MaskPattern& mask, unsigned long long* counter, const T* w_in) {
     if (!c.has) return;
     if constexpr (kGeneral) {
         if (!row_allowed(mask, r)) return;
+    } else {
+        if (w_in) {  // accumulating: the row's last tile left its own part only (see spmv_tiles)
+            y[r] = sr.add(w_in[r], sr.add(c.val, y[r]));
+            return;
+        }
     }
     if (ybm[r]) {
         y[r] = sr.add(c.val, y[r]);
@@ -399,7 +415,7 @@ template <class T, class Sr, bool kGeneral>
 __global__ void __launch_bounds__(kFixupBlock)
     spmv_fixup(Index n, std::uint64_t ntiles, const Index* __restrict__ tile_row, const T* __restrict__ carry_val,
                const std::uint8_t* __restrict__ carry_has, T* __restrict__ y, std::uint8_t* __restrict__ ybm, Sr sr,
-               MaskPattern mask, unsigned long long* __restrict__ counter) {
+               MaskPattern mask, unsigned long long* __restrict__ counter, const T* __restrict__ w_in) {
     const int lane = threadIdx.x & 31;
     wait_for_previous_kernel();  // the carries come from spmv_tiles
     const std::uint64_t stride = std::uint64_t(gridDim.x) * blockDim.x;
@@ -428,7 +444,7 @@ __global__ void __launch_bounds__(kFixupBlock)
                     Carry<T> c{0, 0, T{}};
                     for (std::uint64_t q = t; q < t + len; ++q)
                         c = combine(sr, c, Carry<T>{0, carry_has[q], carry_val[q]});
-                    apply_carry<T, Sr, kGeneral>(r, c, y, ybm, sr, mask, counter);
+                    apply_carry<T, Sr, kGeneral>(r, c, y, ybm, sr, mask, counter, w_in);
                 } else {
                     is_long = true;
                 }
@@ -453,7 +469,7 @@ __global__ void __launch_bounds__(kFixupBlock)
                 const Carry<T> o = shfl_down(c, d);
                 if ((lane & (2 * d - 1)) == 0) c = combine(sr, c, o);
             }
-            if (lane == 0) apply_carry<T, Sr, kGeneral>(row, c, y, ybm, sr, mask, counter);
+            if (lane == 0) apply_carry<T, Sr, kGeneral>(row, c, y, ybm, sr, mask, counter, w_in);
         }
     }
 }
@@ -562,8 +578,10 @@ struct TilePlan {
     Index nonempty_rows = 0;
 };
 
+// w: accumulate (y = w + M u, w full, u full, no mask, kGeneral false only), or nullptr.
 template <class T, class Sr, bool kGeneral, class Shape = DefaultShape>
-Vector<T> run(const Matrix<T>& m, const Vector<T>& u, Sr sr, bool flip, const MaskPattern* mask, const char* path) {
+Vector<T> run(const Matrix<T>& m, const Vector<T>& u, Sr sr, bool flip, const MaskPattern* mask, const char* path,
+              const Vector<T>* w = nullptr) {
     constexpr int kTile = Shape::tile;
     const Context ctx = m.context();
     const auto stream = static_cast<cudaStream_t>(ctx.stream());
@@ -573,6 +591,7 @@ Vector<T> run(const Matrix<T>& m, const Vector<T>& u, Sr sr, bool flip, const Ma
     Array<T> y(n, ctx);
     Array<std::uint8_t> ybm(n, ctx);
     if (n == 0) return Vector<T>::adopt(0, 0, true, Array<Index>(0, ctx), std::move(y), std::move(ybm));
+    const T* w_in = w ? w->storage_values().data() : nullptr;
 
     const bool u_full = u.nvals() == u.size();
     // Presence follows from the pattern alone: a row is present iff it has an entry.
@@ -627,13 +646,13 @@ Vector<T> run(const Matrix<T>& m, const Vector<T>& u, Sr sr, bool flip, const Ma
                           "spmv tile kernel launch",
                           off, m.storage_indices().data(), m.storage_values().data(), u.storage_values().data(),
                           u_full ? nullptr : u.storage_bitmap().data(), n, nnz, ntiles, (const Index*)tile_row, y.data(),
-                          ybm.data(), carry_val, carry_has, sr, flip, mp, counter);
+                          ybm.data(), carry_val, carry_has, sr, flip, mp, counter, w_in);
     const unsigned fixup_blocks = unsigned(
         std::max<std::uint64_t>(1, std::min<std::uint64_t>((ntiles + kFixupBlock - 1) / kFixupBlock, std::uint64_t(sms) * 16)));
     launch_after_previous(spmv_fixup<T, Sr, kGeneral>, fixup_blocks, kFixupBlock, stream, ctx.device(),
                           "spmv fixup kernel launch", n,
                           ntiles, (const Index*)tile_row, (const T*)carry_val, (const std::uint8_t*)carry_has, y.data(),
-                          ybm.data(), sr, mp, counter);
+                          ybm.data(), sr, mp, counter, w_in);
 
     Index nvals = 0;
     if (count_from_pattern && plan) {
@@ -648,7 +667,7 @@ Vector<T> run(const Matrix<T>& m, const Vector<T>& u, Sr sr, bool flip, const Ma
         copy(&c, counter, sizeof c, CopyKind::device_to_host, ctx.stream());
         nvals = c;
     }
-    return Vector<T>::adopt(n, nvals, true, Array<Index>(0, ctx), std::move(y), std::move(ybm));
+    return Vector<T>::adopt(n, w ? n : nvals, true, Array<Index>(0, ctx), std::move(y), std::move(ybm));
 }
 
 }  // namespace spmv_detail
@@ -667,9 +686,20 @@ Vector<T> spmv(const Matrix<T>& m, const Vector<T>& u, SemiringCode sr, bool fli
     return run<T, RuntimeSemiring, true>(m, u, RuntimeSemiring{sr}, flip, mask, "semiring by code, merge path");
 }
 
+template <class T>
+Vector<T> spmv_plus_accumulate(const Matrix<T>& m, const Vector<T>& u, const Vector<T>& w) {
+    using namespace spmv_detail;
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+    if (u.nvals() != u.size() || !u.is_dense() || w.nvals() != w.size() || !w.is_dense() || w.size() != m.nrows())
+        throw InvalidValue("cuda::spmv_plus_accumulate: u and w must be full and w must have a row's size");
+    return run<T, PlusTimes, false>(m, u, PlusTimes{}, false, nullptr, "plus_times accumulating into w, merge path", &w);
+}
+
 #define HYBLA_SPMV_INSTANTIATE(T) \
     template Vector<T> spmv<T>(const Matrix<T>&, const Vector<T>&, SemiringCode, bool, const MaskPattern*);
 HYBLA_CUDA_VALUE_TYPES(HYBLA_SPMV_INSTANTIATE)
 #undef HYBLA_SPMV_INSTANTIATE
+template Vector<float> spmv_plus_accumulate<float>(const Matrix<float>&, const Vector<float>&, const Vector<float>&);
+template Vector<double> spmv_plus_accumulate<double>(const Matrix<double>&, const Vector<double>&, const Vector<double>&);
 
 }  // namespace hybla::cuda

@@ -118,6 +118,9 @@ struct RangePass {
     const Part<T>* parts_in = nullptr;   // the terms: earlier partials, or else values (where present)
     const T* vals = nullptr;
     const std::uint8_t* present = nullptr;
+    const T* vals2 = nullptr;                // inner products: the term is vals[p] (x) vals2[p] where both are present
+    const std::uint8_t* present2 = nullptr;
+    BinaryOp multiply = BinaryOp::times;
     const Index* rows = nullptr;         // the results: out[rows[k]] (value only), or else parts_out[k]
     T* out = nullptr;
     Part<T>* parts_out = nullptr;
@@ -135,8 +138,16 @@ __global__ void __launch_bounds__(threads) reduce_ranges_kernel(RangePass<T> a, 
             for (Offset p = r.b + threadIdx.x; p < r.e; p += blockDim.x) acc = combine(op, acc, a.parts_in[p]);
         } else {
 #pragma unroll 4
-            for (Offset p = r.b + threadIdx.x; p < r.e; p += blockDim.x)
-                if (!a.present || a.present[p]) acc = combine(op, acc, Part<T>{p, a.vals[p]});
+            if (a.vals2) {
+#pragma unroll 4
+                for (Offset p = r.b + threadIdx.x; p < r.e; p += blockDim.x)
+                    if ((!a.present || a.present[p]) && (!a.present2 || a.present2[p]))
+                        acc = combine(op, acc, Part<T>{p, apply_binary<T>(a.multiply, a.vals[p], a.vals2[p])});
+            } else {
+#pragma unroll 4
+                for (Offset p = r.b + threadIdx.x; p < r.e; p += blockDim.x)
+                    if (!a.present || a.present[p]) acc = combine(op, acc, Part<T>{p, a.vals[p]});
+            }
         }
         acc = block_combine(op, acc);
         if (threadIdx.x == 0) {
@@ -227,9 +238,18 @@ void long_row_tables(const Offset* off, const Index* long_rows, Offset nlong, Ar
     d_runs = Array<OffsetPair>(std::span<const OffsetPair>(runs)).to(ctx);
 }
 
-// ⊕ of vals[0, n) (entries with present[p] == 0 skipped when present is given); the identity when none.
+// The second factor of an inner product's terms.
 template <class T>
-T reduce_values(const T* vals, const std::uint8_t* present, Offset n, MonoidOp op, const Context& ctx) {
+struct Factor {
+    const T* vals;
+    const std::uint8_t* present;
+    BinaryOp multiply;
+};
+// ⊕ of vals[0, n) (entries with present[p] == 0 skipped when present is given); with second given, of
+// vals[p] (x) second->vals[p] where both are present (an inner product). The identity when there is no term.
+template <class T>
+T reduce_values(const T* vals, const std::uint8_t* present, Offset n, MonoidOp op, const Context& ctx,
+                const Factor<T>* second = nullptr) {
     if (n == 0) return monoid_identity<T>(op);
     const Offset nparts = std::min<Offset>(max_parts, (n + all_chunk - 1) / all_chunk);
     Array<Part<T>> parts(nparts + 1, ctx);  // + the final result
@@ -239,6 +259,11 @@ T reduce_values(const T* vals, const std::uint8_t* present, Offset n, MonoidOp o
     first.n = n;
     first.vals = vals;
     first.present = present;
+    if (second) {
+        first.vals2 = second->vals;
+        first.present2 = second->present;
+        first.multiply = second->multiply;
+    }
     first.parts_out = pp;
     reduce_ranges(first, op, ctx);
     RangePass<T> last;
@@ -314,10 +339,20 @@ T reduce_all(const Vector<T>& a, MonoidOp op) {
     return reduce_values<T>(a.storage_values().data(), nullptr, a.nvals(), op, a.context());
 }
 
+template <class T>
+T inner(const Vector<T>& u, const Vector<T>& v, SemiringCode sr) {
+    auto present = [](const Vector<T>& x) {
+        return x.storage_bitmap().size() == x.size() ? x.storage_bitmap().data() : nullptr;
+    };
+    const Factor<T> second{v.storage_values().data(), present(v), sr.multiply};
+    return reduce_values<T>(u.storage_values().data(), present(u), u.size(), sr.add, u.context(), &second);
+}
+
 #define HYBLA_X(T)                                                  \
     template Vector<T> reduce_rows<T>(const Matrix<T>&, MonoidOp);  \
     template T reduce_all<T>(const Matrix<T>&, MonoidOp);           \
-    template T reduce_all<T>(const Vector<T>&, MonoidOp);
+    template T reduce_all<T>(const Vector<T>&, MonoidOp);           \
+    template T inner<T>(const Vector<T>&, const Vector<T>&, SemiringCode);
 HYBLA_CUDA_VALUE_TYPES(HYBLA_X)
 #undef HYBLA_X
 
