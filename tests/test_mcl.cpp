@@ -261,6 +261,42 @@ TEST_CASE("mxm_pruned against the brute-force product and pruning", "[mcl][prune
         }
 }
 
+TEST_CASE("mxm_pruned: rows whose values span many binades below the cutoff (recovery reaching far down)",
+          "[mcl][prune]") {
+    // The GPU sorts only each row's candidates: every entry >= cutoff and at least the `recover` largest, found
+    // by counting entries >= cutoff * 2^-j for j < 16 (else the whole row). Row i of B holds 3 entries at each
+    // of cutoff * 2^-j, j = 0..24, scaled by (i + 1) / 8 (so rows reach different levels), plus a few large
+    // entries and ties; A is the identity, so C = B before pruning.
+    const double cutoff = 1.0 / 64;
+    const Index m = 9, n = 3 * 25 + 4;
+    std::vector<Index> r, c, ar;
+    std::vector<float> v;
+    for (Index i = 0; i < m; ++i) {
+        Index col = 0;
+        for (int j = 0; j <= 24; ++j)
+            for (int t = 0; t < 3; ++t) r.push_back(i), c.push_back(col++), v.push_back(float(cutoff * std::ldexp(1.0, -j) * double(i + 1) / 8));
+        for (int t = 0; t < int(i % 5); ++t) r.push_back(i), c.push_back(col++), v.push_back(0.25f);
+        ar.push_back(i);
+    }
+    const Matrix<float> b = Matrix<float>::from_tuples(m, n, r, c, v, plus_op{});
+    const Matrix<float> a = Matrix<float>::from_tuples(m, m, ar, ar, std::vector<float>(m, 1.0f), plus_op{});
+    for (Index recover : {Index(0), Index(1), Index(3), Index(4), Index(10), Index(40), Index(50), Index(70), Index(200)})
+        for (Index select : {Index(0), Index(2), Index(5)})
+            for (double pct : {0.3, 0.99, 1.0}) {
+                PruneRule rule;
+                rule.cutoff = cutoff, rule.select = select, rule.recover = recover, rule.pct = pct;
+                rule.mcl_float_products = false;
+                INFO("S " << select << " R " << recover << " pct " << pct);
+                Matrix<float> out(m, n);
+                const PruneStats st = mxm_pruned(out, a, b, rule);
+                const RefPruned want = brute_pruned(a, b, rule);
+                REF_REQUIRE_SAME(ref::to_dense(out), want.c);
+                CHECK(st.kept == want.stats.kept);
+                CHECK(st.chaos == Approx(want.stats.chaos).margin(1e-12));
+                CHECK(st.min_mass == Approx(want.stats.min_mass).margin(1e-12));
+            }
+}
+
 TEST_CASE("mxm_pruned gives the same rows when the GPU takes them in many small batches", "[mcl][prune]") {
     // HYBLA_PRUNE_BATCH caps the products per batch of the CUDA backend (the CPU backend works row by row).
     ref::Gen g(23);

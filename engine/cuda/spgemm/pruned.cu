@@ -3,10 +3,12 @@
 // mxm_pruned: rows of A are taken in batches whose products fit a budget (a quarter of the free device memory,
 // or HYBLA_PRUNE_BATCH products when set: tests force many batches with it). Each batch is multiplied by the
 // SpGEMM of this folder in double (plus_times), then pruned at once, so only the pruned rows of earlier batches
-// are kept: the unpruned square never exists whole. Pruning a batch: the expanded values, rounded to T as mcl
-// stores them, are sorted per row (CUB segmented sort, descending); a warp per row reads the rule's threshold t
-// off its sorted row (every rule of engine/prune_rule.hpp is "keep the entries >= t"), and a second warp per
-// row compacts the kept entries in column order and rescales them by their sum.
+// are kept: the unpruned square never exists whole. Pruning a batch: the expanded values are rounded to T as mcl
+// stores them; per row, only the entries its rule can look at (all >= cutoff, and at least the `recover`
+// largest: a level of cutoff * 2^-j found by counting) are sorted (CUB segmented sort, descending), which on
+// dense rows is a few percent of the row; a warp per row reads the rule's threshold t off that sorted prefix
+// (every rule of engine/prune_rule.hpp is "keep the entries >= t"), and a second warp per row compacts the kept
+// entries in column order and rescales them by their sum.
 // Differences from the CPU backend (documented in engine/prune_rule.hpp): products are formed in double
 // always, and sums are taken in a different order, so a value may differ in its last bit.
 #include <cub/device/device_segmented_sort.cuh>
@@ -66,17 +68,91 @@ struct RowRule {
     Offset select, recover;
 };
 
-// Per row of the batch, from its values sorted in descending order: the threshold, the kept count and mass,
-// and the row's statistics. Values are read as double(float) = as stored.
+// Levels of the candidate filter (see level_kernel): cutoff * 2^-j for j < kLevels, then everything.
+constexpr int kLevels = 16;
+
+// Per row of the batch, as stored (T): the sum of squares, and the level that keeps the fewest entries while
+// keeping every entry the row's rule can look at: all entries >= cutoff (the rule's thresholds are never
+// below the cutoff unless it recovers dropped entries) and at least the row's `recover` largest (recovery
+// reads the recover-th largest; with recover = 0, the largest, for the emergency measure). level[i] is the
+// filter's bound (-inf: the whole row) and cand[i] how many entries pass it (x < bound fails; NaN passes).
 template <class T>
-__global__ void threshold_kernel(Index rows, Index row0, Index ncols, const Offset* off, const T* sorted, RowRule r,
-                                 double* thr, double* kept_mass, Offset* kept, double* chaos, double* raw_mass,
+__global__ void level_kernel(Index rows, const Offset* off, const double* ev, RowRule r, double* sumsq,
+                             double* level, Offset* cand) {
+    const unsigned lane = threadIdx.x % warp;
+    const bool levels = r.cutoff > 0 && r.cutoff < INFINITY;
+    for (Index i = (blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x) / warp; i < rows;
+         i += std::uint64_t(gridDim.x) * blockDim.x / warp) {
+        const Offset b = off[i], len = off[i + 1] - b;
+        double sq = 0;
+        unsigned c[kLevels] = {};
+        for (Offset p = b + lane; p < b + len; p += warp) {
+            const double x = double(T(ev[p]));
+            sq += x * x;
+            double f = r.cutoff;
+#pragma unroll
+            for (int j = 0; j < kLevels; ++j, f *= 0.5) c[j] += !(x < f);
+        }
+        sq = warp_sum(sq);
+        const Offset need = len == 0 ? 0 : r.recover > 0 ? (len < r.recover ? len : r.recover) : 1;
+        double bound = -INFINITY;
+        Offset count = len;
+        double f = r.cutoff;
+#pragma unroll
+        for (int j = 0; j < kLevels; ++j, f *= 0.5) {
+            const Offset cj = warp_sum((unsigned long long)c[j]);
+            if (levels && bound == -INFINITY && cj >= need && cj < count) {
+                bound = f;
+                count = cj;
+            }
+        }
+        if (lane == 0) {
+            sumsq[i] = sq;
+            level[i] = bound;
+            cand[i] = count;
+        }
+    }
+}
+
+// The entries of each row that pass its level (as stored, T), in any order, at cand_off[i] (a warp per row).
+template <class T>
+__global__ void filter_kernel(Index rows, const Offset* off, const double* ev, const double* level,
+                              const Offset* cand_off, T* out) {
+    const unsigned lane = threadIdx.x % warp;
+    for (Index i = (blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x) / warp; i < rows;
+         i += std::uint64_t(gridDim.x) * blockDim.x / warp) {
+        const double bound = level[i];
+        Offset w = cand_off[i];
+        for (Offset base = off[i]; base < off[i + 1]; base += warp) {
+            const Offset p = base + lane;
+            T x{};
+            bool keep = false;
+            if (p < off[i + 1]) {
+                x = T(ev[p]);
+                keep = !(double(x) < bound);
+            }
+            const unsigned ballot = __ballot_sync(0xffffffffu, keep);
+            if (keep) out[w + __popc(ballot & ((1u << lane) - 1))] = x;
+            w += __popc(ballot);
+        }
+    }
+}
+
+// Per row of the batch: the threshold, the kept count and mass, and the row's chaos. sorted holds, at
+// cand_off[i], the row's candidates (level_kernel) in descending order: a prefix of the whole row sorted, long
+// enough for every position and count the rule reads, so the result is the same as from the whole row sorted.
+// off gives the whole row's length; sumsq its sum of squares. Values are read as double(T) = as stored.
+template <class T>
+__global__ void threshold_kernel(Index rows, Index row0, Index ncols, const Offset* off, const Offset* cand_off,
+                                 const T* sorted, const double* row_sumsq, RowRule r, double* thr,
+                                 double* kept_mass, Offset* kept, double* chaos, double* raw_mass,
                                  std::uint8_t* mode) {
     const unsigned lane = threadIdx.x % warp;
     for (Index i = (blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x) / warp; i < rows;
          i += std::uint64_t(gridDim.x) * blockDim.x / warp) {
-        const Offset b = off[i], len = off[i + 1] - b;
-        const T* v = sorted + b;
+        const Offset len = off[i + 1] - off[i];
+        const Offset clen = cand_off[i + 1] - cand_off[i];
+        const T* v = sorted + cand_off[i];
         if (len == 0) {
             if (lane == 0) {
                 kept[i] = 0;
@@ -84,24 +160,23 @@ __global__ void threshold_kernel(Index rows, Index row0, Index ncols, const Offs
             }
             continue;
         }
-        // Counts and sums over the sorted row.
-        double sumsq = 0, mass = 0;
+        // Count and mass of the entries >= cutoff (all among the candidates).
+        double mass = 0;
         unsigned long long n = 0;
-        for (Offset p = lane; p < len; p += warp) {
+        for (Offset p = lane; p < clen; p += warp) {
             const double x = double(v[p]);
-            sumsq += x * x;
             if (x >= r.cutoff) {
                 mass += x;
                 ++n;
             }
         }
-        sumsq = warp_sum(sumsq);
+        const double sumsq = row_sumsq[i];
         mass = warp_sum(mass);
         n = warp_sum(n);
         const double mx = double(v[0]);
         // The first position holding a value < x (sorted descending).
         auto count_ge = [&](double x) {
-            Offset lo = 0, hi = len;
+            Offset lo = 0, hi = clen;
             while (lo < hi) {
                 Offset mid = lo + (hi - lo) / 2;
                 if (double(v[mid]) >= x) lo = mid + 1;
@@ -285,6 +360,7 @@ Matrix<T> mxm_pruned(const Matrix<T>& a, const Matrix<T>& b, const PruneRule& ru
     // With HYBLA_TRACE=1 each phase is timed (the stream is synchronised between phases, for the trace only).
     const bool timing = trace_enabled();
     double expand_s = 0, prune_s = 0, round_s = 0, sort_s = 0, threshold_s = 0;  // prune_s: the rest (compact)
+    // round_s: the levels and the candidates (each value rounded to T as stored)
     auto lap = [&, t = std::chrono::steady_clock::now()](double& into) mutable {
         if (!timing) return;
         check(cudaStreamSynchronize(s), "mxm_pruned (trace timing)");
@@ -337,24 +413,33 @@ Matrix<T> mxm_pruned(const Matrix<T>& a, const Matrix<T>& b, const PruneRule& ru
         }
         const Offset nnz = e.nvals();
         lap(expand_s);
-        // The values as stored (T), sorted descending within each row.
-        Array<T> stored(nnz, ctx), sorted(nnz, ctx);
-        {
-            const double* ev = e.storage_values().data();
-            T* sv = stored.data();
-            keys::for_each(nnz, ctx, "mxm_pruned (round)", [=] __device__(std::uint64_t p) { sv[p] = T(ev[p]); });
-        }
+        // Each row's candidates (the entries its rule can look at: level_kernel), as stored (T), sorted
+        // descending within the row. On dense rows they are a few percent of the row.
+        const Offset* eo = e.storage_offsets().data();
+        const double* ev = e.storage_values().data();
+        Array<double> sumsq(rows, ctx), level(rows, ctx);
+        Array<Offset> cand_off(rows + 1, ctx);
+        level_kernel<T><<<warp_blocks(rows), warps_per_block * warp, 0, s>>>(rows, eo, ev, rr, sumsq.data(), level.data(),
+                                                                           cand_off.data());
+        check_launch("mxm_pruned (levels)");
+        keys::exclusive_scan(cand_off.data(), std::uint64_t(rows) + 1, ctx);  // the trailing slot becomes the total
+        Offset ncand = 0;
+        copy(&ncand, cand_off.data() + rows, sizeof ncand, CopyKind::device_to_host, ctx.stream());
+        Array<T> cand(ncand, ctx), sorted(ncand, ctx);
+        filter_kernel<T><<<warp_blocks(rows), warps_per_block * warp, 0, s>>>(rows, eo, ev, level.data(), cand_off.data(),
+                                                                            cand.data());
+        check_launch("mxm_pruned (candidates)");
         lap(round_s);
-        if (nnz > 0) {
-            if (nnz >= (Offset(1) << 31)) fail(int(cudaErrorMemoryAllocation), "mxm_pruned (a batch over 2^31 entries)", nnz);
-            const Offset* eo = e.storage_offsets().data();
+        if (ncand > 0) {
+            if (ncand >= (Offset(1) << 31)) fail(int(cudaErrorMemoryAllocation), "mxm_pruned (over 2^31 candidates in a batch)", ncand);
+            const Offset* co = cand_off.data();
             std::size_t tmp_bytes = 0;
-            check(cub::DeviceSegmentedSort::SortKeysDescending(nullptr, tmp_bytes, stored.data(), sorted.data(), int(nnz),
-                                                               int(rows), eo, eo + 1, s),
+            check(cub::DeviceSegmentedSort::SortKeysDescending(nullptr, tmp_bytes, cand.data(), sorted.data(), int(ncand),
+                                                               int(rows), co, co + 1, s),
                   "mxm_pruned (segmented sort)");
             Array<std::uint8_t> tmp(tmp_bytes, ctx);
-            check(cub::DeviceSegmentedSort::SortKeysDescending(tmp.data(), tmp_bytes, stored.data(), sorted.data(),
-                                                               int(nnz), int(rows), eo, eo + 1, s),
+            check(cub::DeviceSegmentedSort::SortKeysDescending(tmp.data(), tmp_bytes, cand.data(), sorted.data(),
+                                                               int(ncand), int(rows), co, co + 1, s),
                   "mxm_pruned (segmented sort)");
         }
         lap(sort_s);
@@ -362,7 +447,7 @@ Matrix<T> mxm_pruned(const Matrix<T>& a, const Matrix<T>& b, const PruneRule& ru
         Array<Offset> kept(rows + 1, ctx);
         Array<std::uint8_t> mode(rows, ctx);
         threshold_kernel<T><<<warp_blocks(rows), warps_per_block * warp, 0, s>>>(
-            rows, r0, n, e.storage_offsets().data(), sorted.data(), rr, thr.data(), kept_mass.data(), kept.data(),
+            rows, r0, n, eo, cand_off.data(), sorted.data(), sumsq.data(), rr, thr.data(), kept_mass.data(), kept.data(),
             chaos.data(), raw_mass.data(), mode.data());
         check_launch("mxm_pruned (thresholds)");
         // Statistics (small per-row arrays) on the host; the output offsets from the kept counts.
@@ -394,7 +479,7 @@ Matrix<T> mxm_pruned(const Matrix<T>& a, const Matrix<T>& b, const PruneRule& ru
         r0 = r1;
     }
     trace("mxm_pruned (GPU): %llu products, %llu entries expanded, %llu kept, %zu batch%s (%zu on dense rows); expand "
-          "%.1f ms, prune %.1f ms (round %.1f, sort %.1f, threshold %.1f, compact %.1f)",
+          "%.1f ms, prune %.1f ms (candidates %.1f, sort %.1f, threshold %.1f, compact %.1f)",
           (unsigned long long)products, (unsigned long long)stats.expanded, (unsigned long long)stats.kept, parts.size(),
           parts.size() == 1 ? "" : "es", dense_batches, expand_s * 1e3,
           (round_s + sort_s + threshold_s + prune_s) * 1e3, round_s * 1e3, sort_s * 1e3, threshold_s * 1e3, prune_s * 1e3);
