@@ -4,6 +4,7 @@
 // generated graphs at -I 1.4, 2 and 4 (compared byte for byte).
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -375,6 +376,41 @@ TEST_CASE("mxm_pruned: the dense-row path with more row tiles than warps, and em
     require_same_pruned(dense, sd, sorted, ss);
     const Matrix<float> host = dense.to(Context::cpu());
     for (Index i = 0; i < 6000; i += 7) REQUIRE(host.row_degree(i) == 0);
+}
+
+TEST_CASE("mxm_pruned: the dense-row path keeps products that sum to zero, with and without negative values",
+          "[mcl][prune]") {
+    // With no sign bit set in A and B the GPU's dense-row accumulators mark absence by -0.0, so an explicit
+    // zero product (+0) must still be an entry; with negative values (or -0.0) it keeps presence bytes, and
+    // sums that cancel to 0 are entries too. Each is compared with the sorted path and the CPU backend.
+    ref::Gen g(41);
+    PruneRule rule;
+    rule.cutoff = 0.01, rule.select = 9, rule.recover = 14, rule.pct = 0.8, rule.mcl_float_products = false;
+    const std::vector<float> nonneg = {0.0f, 0.0f, 0.125f, 0.25f, 0.375f};
+    const std::vector<float> signed_ = {-0.5f, -0.0f, 0.0f, 0.125f, 0.25f, 0.5f};
+    for (const auto* values : {&nonneg, &signed_})
+        for (auto [m, k, n] : {std::tuple<Index, Index, Index>{40, 30, 1100}, {7, 5, 33}, {1, 3, 2000}}) {
+            INFO(m << "x" << k << "x" << n << (values == &nonneg ? " values >= +0" : " signed values"));
+            auto make = [&](Index rows, Index cols, double density) {
+                std::vector<Index> r, c;
+                std::vector<float> v;
+                for (Index i = 0; i < rows; ++i)
+                    for (Index j = 0; j < cols; ++j)
+                        if (g.real() < density)
+                            r.push_back(i), c.push_back(j), v.push_back((*values)[g.uniform(0, values->size() - 1)]);
+                return Matrix<float>::from_tuples(rows, cols, r, c, v, first_op{});
+            };
+            const Matrix<float> a = make(m, k, 0.6), b = make(k, n, 0.4);
+            Matrix<float> dense(m, n), sorted(m, n), cpu(m, n, Context::cpu());
+            const PruneStats sd = pruned_on_path(dense, a, b, rule, "1");
+            const PruneStats ss = pruned_on_path(sorted, a, b, rule, "0");
+            require_same_pruned(dense, sd, sorted, ss);
+            const PruneStats sc = mxm_pruned(cpu, a.to(Context::cpu()), b.to(Context::cpu()), rule);
+            REF_REQUIRE_SAME(ref::to_dense(dense), ref::to_dense(cpu), 1e-6);
+            CHECK(sd.expanded == sc.expanded);
+            CHECK(sd.kept == sc.kept);
+            if (values == &nonneg) REF_REQUIRE_SAME(ref::to_dense(dense), brute_pruned(a, b, rule).c);
+        }
 }
 
 TEST_CASE("mxm_pruned: float products as mcl's dense kernel, and the argument checks", "[mcl][prune][cpu-only]") {

@@ -5,7 +5,9 @@
 //
 // C = A B (plus_times, products and sums in double), rows of A in one batch. Columns are cut into tiles of
 // `tile` (1024 unless HYBLA_PRUNE_TILE says 256 or 512); a warp owns one (row, tile) job at a time with an
-// accumulator of `tile` doubles and presence bytes in shared memory. It walks A(i,:) in chunks of 32 entries:
+// accumulator of `tile` doubles and presence bytes in shared memory (no presence bytes when no value of A or B
+// has its sign bit set, as in mcl: a slot no product reached is then still -0.0). It walks A(i,:) in chunks of
+// 32 entries:
 // each lane looks up, for its own k, where the part of B(k,:) inside the tile starts and ends (a split table of
 // absolute positions, computed once per product), then the warp takes the chunk's k's in groups of kGroup,
 // 32 entries of each k per round (B's columns and values interleaved, one load a product), its lanes adding
@@ -42,7 +44,11 @@ inline std::uint64_t tiles_for(Index ncols, unsigned tile) { return (std::uint64
 // A warp's accumulator has `tile` slots and 32 more, one per lane, where a lane with no entry in a round adds
 // (so the update needs no branch); those are never read.
 __host__ __device__ inline std::size_t slots(unsigned tile) { return std::size_t(tile) + 32; }
-inline std::size_t shared_bytes(unsigned tile) { return std::size_t(kWarps) * slots(tile) * (sizeof(double) + 1); }
+// kSignFree: no presence bytes (see accumulate_kernel).
+template <bool kSignFree = false>
+inline std::size_t shared_bytes(unsigned tile) {
+    return std::size_t(kWarps) * slots(tile) * (sizeof(double) + (kSignFree ? 0 : 1));
+}
 
 // The tile width: HYBLA_PRUNE_TILE = 256 or 512 (tests and bench compare them), else kDefaultTile; halved
 // while a block's shared memory would exceed what the device allows one block (GPUs before sm_80).
@@ -54,7 +60,7 @@ inline unsigned tile_width(int device) {
     int optin = 0;
     keys::check(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
                 "cudaDeviceGetAttribute (shared memory per block)");
-    while (tile > 64 && shared_bytes(tile) > std::size_t(optin)) tile /= 2;
+    while (tile > 64 && shared_bytes<false>(tile) > std::size_t(optin)) tile /= 2;
     return tile;
 }
 
@@ -91,11 +97,16 @@ __global__ void split_kernel(Index brows, unsigned tile, std::uint64_t tiles, co
     }
 }
 
+// -0.0 as bits: an accumulator slot that no product reached, when kSignFree.
+constexpr unsigned long long kNegativeZero = 0x8000000000000000ull;
+
 // One warp per (row, tile) job, grid-stride, tile-major. Writes the job's present columns (ascending) and values
 // to its staging slot (row * ncols + tile * width) and their number to counts[row * tiles + tile].
-// Shared memory (dynamic, shared_bytes(tile)): kWarps accumulators of slots(tile) doubles, then their presence
-// bytes.
-template <class TA, class TB>
+// Shared memory (dynamic, shared_bytes<kSignFree>(tile)): kWarps accumulators of slots(tile) doubles, then
+// (unless kSignFree) their presence bytes. kSignFree: no value of A or B has its sign bit set (mcl's matrices),
+// so every product is +0 or more and -0.0 + x = x for all of them (also for x = +0): the accumulators start at
+// -0.0, and a slot is present iff it is no longer -0.0, with no presence byte to store per product.
+template <class TA, class TB, bool kSignFree>
 __global__ void __launch_bounds__(kWarps * 32, kMinBlocks)
     accumulate_kernel(Index rows, Index ncols, unsigned tile, std::uint64_t tiles, const Offset* __restrict__ ao,
                       const ColIndex* __restrict__ ac, const TA* __restrict__ av, const Entry<TB>* __restrict__ bent,
@@ -105,10 +116,11 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks)
     const unsigned lane = threadIdx.x % 32, w = threadIdx.x / 32;
     const std::size_t width_all = slots(tile);
     double* acc = smem + w * width_all;
-    std::uint8_t* has = reinterpret_cast<std::uint8_t*>(smem + kWarps * width_all) + w * width_all;
+    std::uint8_t* has = kSignFree ? nullptr : reinterpret_cast<std::uint8_t*>(smem + kWarps * width_all) + w * width_all;
+    const double empty = kSignFree ? __longlong_as_double(kNegativeZero) : 0.0;
     for (unsigned c = lane; c < width_all; c += 32) {
-        acc[c] = 0;
-        has[c] = 0;
+        acc[c] = empty;
+        if constexpr (!kSignFree) has[c] = 0;
     }
     __syncwarp();
     const std::uint64_t jobs = std::uint64_t(rows) * tiles;
@@ -160,7 +172,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks)
                     for (unsigned j = 0; j < kGroup; ++j) {
                         const unsigned c = b[j].col - lo;
                         acc[c] += __dmul_rn(a[j], double(b[j].val));
-                        has[c] = 1;
+                        if constexpr (!kSignFree) has[c] = 1;
                         __syncwarp();
                     }
                 }
@@ -172,15 +184,19 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks)
         Offset written = 0;
         for (unsigned c0 = 0; c0 < width; c0 += 32) {
             const unsigned c = c0 + lane;
-            const bool present = c < width && has[c];
+            bool present = false;
+            if (c < width) {
+                if constexpr (kSignFree) present = (unsigned long long)__double_as_longlong(acc[c]) != kNegativeZero;
+                else present = has[c];
+            }
             const unsigned ballot = __ballot_sync(0xffffffffu, present);
             if (present) {
                 const Offset at = slot + written + __popc(ballot & ((1u << lane) - 1));
                 stage_cols[at] = lo + c;
                 stage_vals[at] = acc[c];
             }
-            acc[c] = 0;  // c < tile: c0 < width <= tile, a multiple of 32
-            has[c] = 0;
+            acc[c] = empty;  // c < tile: c0 < width <= tile, a multiple of 32
+            if constexpr (!kSignFree) has[c] = 0;
             written += __popc(ballot);
         }
         if (lane == 0) counts[std::uint64_t(i) * tiles + t] = written;  // row-major, as the CSR wants
@@ -215,7 +231,22 @@ struct Split {
     unsigned tile = kDefaultTile;
     Array<std::uint32_t> table;
     Array<Entry<TB>> entries;
+    bool sign_free = false;  // no value of B has its sign bit set
 };
+
+// Whether no value of v[0, n) has its sign bit set (negative numbers, -0.0, NaNs with the bit): one pass.
+template <class T>
+bool sign_free(const T* v, std::uint64_t n, const Context& ctx) {
+    if (n == 0) return true;
+    Array<unsigned> flag(1, 0u, ctx);
+    unsigned* f = flag.data();
+    keys::for_each(n, ctx, "mxm_pruned (dense rows: signs)", [=] __device__(std::uint64_t p) {
+        if (signbit(v[p])) *f = 1u;
+    });
+    unsigned h = 0;
+    copy(&h, f, sizeof h, CopyKind::device_to_host, ctx.stream());
+    return h == 0;
+}
 template <class TB>
 std::uint64_t split_bytes(const Matrix<TB>& b, unsigned tile) {
     return std::uint64_t(b.nrows()) * (tiles_for(b.ncols(), tile) + 1) * 4 + std::uint64_t(b.nvals()) * sizeof(Entry<TB>);
@@ -224,7 +255,8 @@ template <class TB>
 Split<TB> split_table(const Matrix<TB>& b, unsigned tile) {
     const Context& ctx = b.context();
     const std::uint64_t tiles = tiles_for(b.ncols(), tile);
-    Split<TB> sp{tile, Array<std::uint32_t>(std::uint64_t(b.nrows()) * (tiles + 1), ctx), Array<Entry<TB>>(b.nvals(), ctx)};
+    Split<TB> sp{tile, Array<std::uint32_t>(std::uint64_t(b.nrows()) * (tiles + 1), ctx), Array<Entry<TB>>(b.nvals(), ctx),
+                 sign_free(b.storage_values().data(), b.nvals(), ctx)};
     const cudaStream_t s = keys::stream_of(ctx);
     if (sp.table.size() > 0) {
         split_kernel<<<keys::grid_for(sp.table.size()), keys::block_size, 0, s>>>(
@@ -240,9 +272,11 @@ Split<TB> split_table(const Matrix<TB>& b, unsigned tile) {
 }
 
 // C = A B with A's rows [r0, r1) (whole CSR of A given; rows taken in place), products and sums in double
-// (B's values are read in their own type: float B moves 8 bytes a product instead of 12).
+// (B's values are read in their own type: float B moves 8 bytes a product instead of 12). a_sign_free: no value
+// of A has its sign bit set (with split.sign_free, the accumulators need no presence bytes).
 template <class TA, class TB>
-Matrix<double> multiply(const Matrix<TA>& a, Index r0, Index r1, const Matrix<TB>& b, const Split<TB>& split) {
+Matrix<double> multiply(const Matrix<TA>& a, Index r0, Index r1, const Matrix<TB>& b, const Split<TB>& split,
+                        bool a_sign_free) {
     const Context& ctx = a.context();
     const cudaStream_t s = keys::stream_of(ctx);
     const unsigned tile = split.tile;
@@ -253,20 +287,23 @@ Matrix<double> multiply(const Matrix<TA>& a, Index r0, Index r1, const Matrix<TB
     Array<Offset> counts(jobs + 1, ctx);
     int sms = 0;
     keys::check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx.device()), "cudaDeviceGetAttribute");
-    const std::size_t smem = shared_bytes(tile);
-    keys::check(cudaFuncSetAttribute(accumulate_kernel<TA, TB>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
-                "cudaFuncSetAttribute (dense rows)");
-    int per_sm = 0;
-    keys::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, accumulate_kernel<TA, TB>, kWarps * 32, smem),
-                "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     const std::uint64_t job_blocks = (jobs + kWarps - 1) / kWarps;
-    const unsigned blocks = unsigned(std::max<std::uint64_t>(1, std::min<std::uint64_t>(job_blocks, std::uint64_t(sms) * std::max(per_sm, 1))));
-    if (jobs > 0) {
-        accumulate_kernel<TA, TB><<<blocks, kWarps * 32, smem, s>>>(
-            rows, n, tile, tiles, a.storage_offsets().data() + r0, a.storage_indices().data(), a.storage_values().data(),
-            split.entries.data(), split.table.data(), stage_cols.data(),
-            stage_vals.data(), counts.data());
+    auto launch = [&](auto kernel, std::size_t smem) {
+        keys::check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
+                    "cudaFuncSetAttribute (dense rows)");
+        int per_sm = 0;
+        keys::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWarps * 32, smem),
+                    "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+        const unsigned blocks = unsigned(std::max<std::uint64_t>(1, std::min<std::uint64_t>(job_blocks, std::uint64_t(sms) * std::max(per_sm, 1))));
+        kernel<<<blocks, kWarps * 32, smem, s>>>(rows, n, tile, tiles, a.storage_offsets().data() + r0,
+                                                 a.storage_indices().data(), a.storage_values().data(),
+                                                 split.entries.data(), split.table.data(), stage_cols.data(),
+                                                 stage_vals.data(), counts.data());
         keys::check_launch("mxm_pruned (dense rows: accumulate)");
+    };
+    if (jobs > 0) {
+        if (a_sign_free && split.sign_free) launch(accumulate_kernel<TA, TB, true>, shared_bytes<true>(tile));
+        else launch(accumulate_kernel<TA, TB, false>, shared_bytes<false>(tile));
     }
     keys::exclusive_scan(counts.data(), jobs + 1, ctx);  // the trailing slot becomes the total
     Offset nnz = 0;

@@ -381,6 +381,7 @@ Matrix<T> mxm_pruned(const Matrix<T>& a, const Matrix<T>& b, const PruneRule& ru
                           dense_rows::split_bytes(b, tile) <= free_device_bytes() / 8;
     const std::uint64_t dense_rows_max = dense_ok ? dense_batch_rows(n, budget) : 0;
     std::optional<dense_rows::Split<T>> split;  // built when a batch first takes the dense-row path
+    bool a_sign_free = false;                    // found with it
     std::optional<Matrix<double>> bd;  // B in double for the sorted path, cast when a batch first takes it
     std::size_t dense_batches = 0;
 
@@ -403,8 +404,11 @@ Matrix<T> mxm_pruned(const Matrix<T>& a, const Matrix<T>& b, const PruneRule& ru
         // The unpruned rows of this batch, in double.
         Matrix<double> e;
         if (dense) {
-            if (!split) split = dense_rows::split_table(b, tile);
-            e = dense_rows::multiply(a, r0, r1, b, *split);
+            if (!split) {
+                split = dense_rows::split_table(b, tile);
+                a_sign_free = &a == &b ? split->sign_free : dense_rows::sign_free(a.storage_values().data(), a.nvals(), ctx);
+            }
+            e = dense_rows::multiply(a, r0, r1, b, *split, a_sign_free);
             ++dense_batches;
         } else {
             const Matrix<double> ab = cast<double, T>(row_slice(a, r0, r1, a_off[r0], a_off[r1]));
