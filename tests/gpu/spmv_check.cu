@@ -189,50 +189,13 @@ std::string show(T v) {
     else return std::to_string(std::uint64_t(v));
 }
 
-template <class Sr, class T, bool Flip>
-void check_case(const std::string& name, const Matrix<T>& a, const Matrix<T>& ga, UKind uk, MaskKind mk,
-                const Context& ctx) {
-    const std::string full = name + " [" + ukind_name(uk) + ", " + mask_name(mk) + (Flip ? ", flip" : "") + "]";
+// Runs one case: body returns what failed ("" when it passed) or throws; prints PASS/FAIL and counts.
+template <class F>
+void run_case(const std::string& full, F body) {
     try {
-        Vector<T> u = make_u<T>(a.ncols(), uk);
-        MaskData md = make_mask(a.nrows(), mk, ctx);
-        Vector<T> ref = cpu::spmv_pull<Sr, T, Flip>(a, u, md.used ? md.allowed.data() : nullptr);
-        Vector<T> gu = u.to(ctx);
-        poison(ctx, std::size_t(a.nrows()) * (sizeof(T) + 1) * 2 + (std::size_t(1) << 20));
-        Vector<T> got = cuda::spmv<T>(ga, gu, cuda::semiring_code_of<Sr>::value, Flip, md.used ? &md.pattern : nullptr);
-        Vector<T> h = got.to(Context::cpu());
-        if (h.size() != ref.size() || !h.is_dense()) {
-            std::printf("FAIL %s: size %zu dense %d, expected size %zu\n", full.c_str(), size_t(h.size()),
-                        int(h.is_dense()), size_t(ref.size()));
-            ++failures;
-            return;
-        }
-        const auto hb = h.storage_bitmap(), rb = ref.storage_bitmap();
-        const auto hv = h.storage_values(), rv = ref.storage_values();
-        Index count = 0;
-        for (Index i = 0; i < h.size(); ++i) {
-            if (hb[i] > 1) {
-                std::printf("FAIL %s: bitmap(%zu) = %d, not 0 or 1\n", full.c_str(), size_t(i), int(hb[i]));
-                ++failures;
-                return;
-            }
-            count += hb[i];
-            if (hb[i] != rb[i]) {
-                std::printf("FAIL %s: w(%zu) present %d, expected %d\n", full.c_str(), size_t(i), int(hb[i]),
-                            int(rb[i]));
-                ++failures;
-                return;
-            }
-            if (rb[i] && !close(hv[i], rv[i])) {
-                std::printf("FAIL %s: w(%zu) = %s, expected %s\n", full.c_str(), size_t(i), show(hv[i]).c_str(),
-                            show(rv[i]).c_str());
-                ++failures;
-                return;
-            }
-        }
-        if (h.nvals() != count || ref.nvals() != count) {
-            std::printf("FAIL %s: nvals %zu, bitmap holds %zu, expected %zu\n", full.c_str(), size_t(h.nvals()),
-                        size_t(count), size_t(ref.nvals()));
+        const std::string failed = body();
+        if (!failed.empty()) {
+            std::printf("FAIL %s: %s\n", full.c_str(), failed.c_str());
             ++failures;
             return;
         }
@@ -244,39 +207,65 @@ void check_case(const std::string& name, const Matrix<T>& a, const Matrix<T>& ga
     }
 }
 
+template <class... A>
+std::string say(const char* fmt, A... args) {
+    char buf[512];
+    std::snprintf(buf, sizeof buf, fmt, args...);
+    return buf;
+}
+
+template <class Sr, class T, bool Flip>
+void check_case(const std::string& name, const Matrix<T>& a, const Matrix<T>& ga, UKind uk, MaskKind mk,
+                const Context& ctx) {
+    const std::string full = name + " [" + ukind_name(uk) + ", " + mask_name(mk) + (Flip ? ", flip" : "") + "]";
+    run_case(full, [&]() -> std::string {
+        Vector<T> u = make_u<T>(a.ncols(), uk);
+        MaskData md = make_mask(a.nrows(), mk, ctx);
+        Vector<T> ref = cpu::spmv_pull<Sr, T, Flip>(a, u, md.used ? md.allowed.data() : nullptr);
+        Vector<T> gu = u.to(ctx);
+        poison(ctx, std::size_t(a.nrows()) * (sizeof(T) + 1) * 2 + (std::size_t(1) << 20));
+        Vector<T> got = cuda::spmv<T>(ga, gu, cuda::semiring_code_of<Sr>::value, Flip, md.used ? &md.pattern : nullptr);
+        Vector<T> h = got.to(Context::cpu());
+        if (h.size() != ref.size() || !h.is_dense())
+            return say("size %zu dense %d, expected size %zu", size_t(h.size()), int(h.is_dense()), size_t(ref.size()));
+        const auto hb = h.storage_bitmap(), rb = ref.storage_bitmap();
+        const auto hv = h.storage_values(), rv = ref.storage_values();
+        Index count = 0;
+        for (Index i = 0; i < h.size(); ++i) {
+            if (hb[i] > 1) return say("bitmap(%zu) = %d, not 0 or 1", size_t(i), int(hb[i]));
+            count += hb[i];
+            if (hb[i] != rb[i]) return say("w(%zu) present %d, expected %d", size_t(i), int(hb[i]), int(rb[i]));
+            if (rb[i] && !close(hv[i], rv[i]))
+                return say("w(%zu) = %s, expected %s", size_t(i), show(hv[i]).c_str(), show(rv[i]).c_str());
+        }
+        if (h.nvals() != count || ref.nvals() != count)
+            return say("nvals %zu, bitmap holds %zu, expected %zu", size_t(h.nvals()), size_t(count), size_t(ref.nvals()));
+        return "";
+    });
+}
+
 // cuda::spmv_plus_accumulate (w + A u, u and w full) against w + the CPU's spmv_pull: every row present, rows
 // spanning tiles included (their w is added once, by the fixup).
 template <class T>
 void check_accumulate(const std::string& name, const Matrix<T>& a, const Matrix<T>& ga, const Context& ctx) {
-    const std::string full = name + " [u full, accumulating into a full w]";
-    try {
+    run_case(name + " [u full, accumulating into a full w]", [&]() -> std::string {
         const Vector<T> u = make_u<T>(a.ncols(), UKind::full), w = make_u<T>(a.nrows(), UKind::full);
         const Vector<T> t = cpu::spmv_pull<plus_times, T, false>(a, u, nullptr);
         poison(ctx, std::size_t(a.nrows()) * (sizeof(T) + 1) * 2 + (std::size_t(1) << 20));
         const Vector<T> h = cuda::spmv_plus_accumulate<T>(ga, u.to(ctx), w.to(ctx)).to(Context::cpu());
-        if (h.size() != a.nrows() || !h.is_dense() || h.nvals() != a.nrows()) {
-            std::printf("FAIL %s: size %zu nvals %zu dense %d, expected a full vector of %zu\n", full.c_str(),
-                        size_t(h.size()), size_t(h.nvals()), int(h.is_dense()), size_t(a.nrows()));
-            ++failures;
-            return;
-        }
+        if (h.size() != a.nrows() || !h.is_dense() || h.nvals() != a.nrows())
+            return say("size %zu nvals %zu dense %d, expected a full vector of %zu", size_t(h.size()),
+                       size_t(h.nvals()), int(h.is_dense()), size_t(a.nrows()));
         const auto hb = h.storage_bitmap(), tb = t.storage_bitmap();
         const auto hv = h.storage_values(), tv = t.storage_values(), wv = w.storage_values();
         for (Index i = 0; i < h.size(); ++i) {
             const T want = tb[i] ? T(wv[i] + tv[i]) : wv[i];
-            if (hb[i] != 1 || !close(hv[i], want)) {
-                std::printf("FAIL %s: w(%zu) = %s (present %d), expected %s\n", full.c_str(), size_t(i),
-                            show(hv[i]).c_str(), int(hb[i]), show(want).c_str());
-                ++failures;
-                return;
-            }
+            if (hb[i] != 1 || !close(hv[i], want))
+                return say("w(%zu) = %s (present %d), expected %s", size_t(i), show(hv[i]).c_str(), int(hb[i]),
+                           show(want).c_str());
         }
-        std::printf("PASS %s\n", full.c_str());
-        ++passes;
-    } catch (const std::exception& e) {
-        std::printf("FAIL %s: exception: %s\n", full.c_str(), e.what());
-        ++failures;
-    }
+        return "";
+    });
 }
 
 template <class Sr, class T>
