@@ -135,6 +135,39 @@ TEST_CASE("labels are renumbered compactly in either order", "[contract]") {
     CHECK(none.labels.empty());
 }
 
+namespace {
+// compact_labels against the obvious renumbering, for labels drawn from `values`.
+template <class L>
+void check_compact(const std::vector<L>& values, ref::Gen& gen, Index n) {
+    std::vector<L> labels(n);
+    for (auto& l : labels) l = values[gen.uniform(0, values.size() - 1)];
+    for (LabelOrder order : {LabelOrder::first_appearance, LabelOrder::value}) {
+        const auto got = algorithms::compact_labels(std::span<const L>(labels), order);
+        const auto map = expected_label_map(labels, order);
+        REQUIRE(got.labels == map);
+        REQUIRE(got.compact.size() == labels.size());
+        for (std::size_t v = 0; v < labels.size(); ++v) REQUIRE(map[got.compact[v]] == labels[v]);
+    }
+}
+}  // namespace
+
+TEST_CASE("labels are renumbered by table (a compact range) and by hash or sort (a wide one), every integer type",
+          "[contract]") {
+    ref::Gen gen(77);
+    using lim64 = std::numeric_limits<std::int64_t>;
+    for (Index n : {Index(1), Index(5), Index(300)}) {
+        INFO("n=" << n);
+        check_compact<std::int8_t>({-128, -3, 0, 5, 127}, gen, n);                  // the whole int8 range
+        check_compact<std::uint8_t>({0, 17, 255}, gen, n);
+        check_compact<std::int16_t>({-32768, 32767, 0}, gen, n);                     // wide for n = 1, 5
+        check_compact<std::uint32_t>({4000000000u, 4000000007u, 3999999999u}, gen, n);  // compact, far from 0
+        check_compact<std::int64_t>({lim64::max(), lim64::max() - 9, lim64::max() - 4}, gen, n);
+        check_compact<std::int64_t>({lim64::min(), lim64::min() + 2, lim64::min() + 1}, gen, n);
+        check_compact<std::int64_t>({lim64::min(), 0, lim64::max()}, gen, n);       // the widest range
+        check_compact<std::uint64_t>({~std::uint64_t(0), 0, 12345}, gen, n);
+    }
+}
+
 TEST_CASE("contraction refuses a non-square graph and a label vector of the wrong length", "[contract]") {
     const Matrix<double> rect(3, 4), sq(5, 5);
     CHECK_THROWS_AS(algorithms::contract(rect, std::vector<int>{1, 2, 3}), DimensionMismatch);
