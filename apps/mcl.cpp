@@ -151,7 +151,8 @@ int main(int argc, char** argv) {
                 (unsigned long long)g.matrix.nrows(), (unsigned long long)g.matrix.nvals(), log.seconds());
             const Context ctx = start.context();
             const ScopedContext scope(ctx);
-            log("[mcl] backend %s%s %.3f s\n", ctx.name().c_str(), ctx.is_cuda() ? ", GPU ready after" : ",", log.seconds());
+            if (ctx.is_cuda()) log("[mcl] backend %s, GPU ready after %.3f s\n", ctx.name().c_str(), log.seconds());
+            else log("[mcl] backend cpu\n");
             app::Output out(o.output);  // opened before the work so a bad path fails early
             const double t0 = log.seconds();
             const algorithms::MclResult res = cluster(g.matrix.to(ctx), o, &log);

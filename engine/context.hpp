@@ -91,8 +91,8 @@ inline std::optional<Context>& default_context_slot() {
 }
 }  // namespace detail
 
-// The context new objects are created in.
-inline const Context& default_context() {
+// The context new objects are created in (a copy: a ScopedContext may end while the caller holds it).
+inline Context default_context() {
     const std::optional<Context>& set = detail::default_context_slot();
     return set ? *set : detail::environment_context();
 }

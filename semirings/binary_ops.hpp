@@ -95,7 +95,10 @@ struct absdiff_op {
         else if constexpr (std::is_integral_v<T>) {
             using U = std::make_unsigned_t<T>;
             return a < b ? T(U(U(b) - U(a))) : T(U(U(a) - U(b)));
-        } else return a < b ? T(b - a) : T(a - b);
+        } else {
+            const T d = a < b ? T(b - a) : T(a - b);
+            return d == T(0) ? T(0) : d;  // +0 for equal operands, -0.0 and +0.0 included
+        }
     }
 };
 

@@ -419,3 +419,12 @@ TEST_CASE("a user-defined semiring in mxm matches the brute-force product", "[se
         }
     }
 }
+
+TEST_CASE("absdiff_op gives +0 for equal operands, signed zeros included", "[semirings]") {
+    CHECK_FALSE(std::signbit(absdiff_op{}(-0.0, 0.0)));
+    CHECK_FALSE(std::signbit(absdiff_op{}(0.0f, -0.0f)));
+    CHECK_FALSE(std::signbit(absdiff_op{}(-0.0, -0.0)));
+    CHECK(absdiff_op{}(-1.5, 2.0) == 3.5);
+    CHECK(absdiff_op{}(std::uint8_t(3), std::uint8_t(250)) == 247);
+    static_assert(absdiff_op{}(4, 9) == 5);
+}

@@ -75,7 +75,7 @@ constexpr int kLevels = 16;
 // keeping every entry the row's rule can look at: all entries >= cutoff (the rule's thresholds are never
 // below the cutoff unless it recovers dropped entries) and at least the row's `recover` largest (recovery
 // reads the recover-th largest; with recover = 0, the largest, for the emergency measure). level[i] is the
-// filter's bound (-inf: the whole row) and cand[i] how many entries pass it (x < bound fails; NaN passes).
+// filter's bound (-inf: the whole row, also for a row holding a NaN) and cand[i] how many entries pass it.
 template <class T>
 __global__ void level_kernel(Index rows, const Offset* off, const double* ev, RowRule r, double* sumsq,
                              double* level, Offset* cand) {
@@ -86,14 +86,17 @@ __global__ void level_kernel(Index rows, const Offset* off, const double* ev, Ro
         const Offset b = off[i], len = off[i + 1] - b;
         double sq = 0;
         unsigned c[kLevels] = {};
+        bool nan = false;  // a NaN sorts apart from the values (CUB puts one with the sign bit last): whole row
         for (Offset p = b + lane; p < b + len; p += warp) {
             const double x = double(T(ev[p]));
+            nan |= isnan(x);
             sq += x * x;
             double f = r.cutoff;
 #pragma unroll
             for (int j = 0; j < kLevels; ++j, f *= 0.5) c[j] += !(x < f);
         }
         sq = warp_sum(sq);
+        const bool levels_here = levels && !__any_sync(0xffffffffu, nan);
         const Offset need = len == 0 ? 0 : r.recover > 0 ? (len < r.recover ? len : r.recover) : 1;
         double bound = -INFINITY;
         Offset count = len;
@@ -101,7 +104,7 @@ __global__ void level_kernel(Index rows, const Offset* off, const double* ev, Ro
 #pragma unroll
         for (int j = 0; j < kLevels; ++j, f *= 0.5) {
             const Offset cj = warp_sum((unsigned long long)c[j]);
-            if (levels && bound == -INFINITY && cj >= need && cj < count) {
+            if (levels_here && bound == -INFINITY && cj >= need && cj < count) {
                 bound = f;
                 count = cj;
             }

@@ -137,7 +137,6 @@ __global__ void __launch_bounds__(threads) reduce_ranges_kernel(RangePass<T> a, 
 #pragma unroll 4
             for (Offset p = r.b + threadIdx.x; p < r.e; p += blockDim.x) acc = combine(op, acc, a.parts_in[p]);
         } else {
-#pragma unroll 4
             if (a.vals2) {
 #pragma unroll 4
                 for (Offset p = r.b + threadIdx.x; p < r.e; p += blockDim.x)
