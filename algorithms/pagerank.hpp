@@ -1,6 +1,8 @@
-// PageRank on the public API: power iteration with one mxv per step, and personalized PageRank for many seeds at
-// once with one SpMM per step (a DenseMatrix with a column per seed). Everything runs in the input matrix's
-// context, so the same code runs on the CPU and the CUDA backend.
+// PageRank on the public API: power iteration with one mxv per step (the teleport and sink terms ride along as
+// two extra entries of the iterate, see pagerank_detail::stepper) and one inner product into a Scalar for the
+// convergence test, read one step late; and personalized PageRank for many seeds at once with one SpMM per step
+// (a DenseMatrix with a column per seed). Everything runs in the input matrix's context, so the same code runs
+// on the CPU and the CUDA backend.
 //
 // The graph is the pattern of A: an entry A(u, v), whatever its value (weights are ignored, explicit zeros
 // count), is an arc u -> v; a self-loop is an arc and counts in the out-degree (as MATLAB and LAGraph do; an
@@ -80,11 +82,15 @@ void check(const Matrix<T>& a, const PageRankOptions& o, const char* who) {
 struct Transition {
     Matrix<double> pt;
     Vector<double> sinks;
-    bool has_sinks = false;  // false for most undirected graphs: the iteration then skips the sink mass
+    Index nsinks = 0;        // 0 for most undirected graphs: the iteration then skips the sink mass
+    bool has_sinks = false;
+    // With feed_sinks: feed(u) = sum over u's arcs u -> w into a sink w of d / outdeg(u), i.e. the rank that
+    // u hands to sinks per unit of its own (present where that is not 0).
+    Vector<double> feed;
 };
 
 template <class T>
-Transition transition(const Matrix<T>& a, double damping) {
+Transition transition(const Matrix<T>& a, double damping, bool feed_sinks = false) {
     const Context& ctx = a.context();
     const Index n = a.nrows();
     Matrix<double> pattern(n, n, ctx);
@@ -98,12 +104,79 @@ Transition transition(const Matrix<T>& a, double damping) {
     std::vector<double> vals;
     scale.extract_tuples(idx, vals);
     const Matrix<double> diag_scale = Matrix<double>::from_tuples(n, n, idx, idx, vals, plus_op{}, ctx);
-    Transition t{Matrix<double>(n, n, ctx), Vector<double>(n, ctx)};
+    Transition t{Matrix<double>(n, n, ctx), Vector<double>(n, ctx), 0, false, Vector<double>(n, ctx)};
     mxm(t.pt, no_mask, no_accum, plus_times{}, pattern, diag_scale, Descriptor{.transpose_a = true});
     t.sinks = Vector<double>::full(n, 1.0, ctx);
     apply(t.sinks, degree, no_accum, times_op{}, t.sinks, 0.0);  // 0 where there are out-arcs
-    t.has_sinks = reduce(plus_monoid{}, t.sinks) > 0;
+    t.nsinks = Index(reduce(plus_monoid{}, t.sinks));
+    t.has_sinks = t.nsinks > 0;
+    if (feed_sinks && t.has_sinks) {
+        Vector<double> into_sinks(n, ctx);
+        mxv(into_sinks, no_mask, no_accum, plus_times{}, pattern, t.sinks);  // arcs into sinks, per vertex
+        Vector<double> feed(n, ctx);
+        eWiseMult(feed, no_mask, no_accum, times_op{}, into_sinks, scale);
+        select(t.feed, no_mask, no_accum, nonzero{}, feed);
+    }
     return t;
+}
+
+// PageRank's iteration as one product. With c_t = (1-d)/N + (d/N) * (rank of the sinks at step t), the
+// iteration is r_{t+1} = Pᵀ r_t + c_t, and c_{t+1} is itself linear in (r_t, c_t, 1):
+//
+//     c_{t+1} = (1-d)/N + (d/N) * sinksᵀ (Pᵀ r_t + c_t 1) = (1-d)/N + (d/N) * (feedᵀ r_t + nsinks * c_t).
+//
+// So u_t = [r_t; c_t / 2^40; 1] (N + 2 entries) steps as u_{t+1} = M u_t with
+//
+//     M = [ Pᵀ                2^40 (column)              0           ]   rows 0..N-1
+//         [ d feedᵀ/(N 2^40)  d nsinks / N               (1-d)/(N 2^40) ]   row N
+//         [ 0                 0                          1           ]   row N+1
+//
+// one SpMV per iteration and nothing else, no scalar read back. The 2^40 is exact (a power of two), so M u
+// gives the same r_{t+1} as adding c_t; it keeps c's own change out of the L1 change of u, which is then that of
+// r plus |c_{t+1} - c_t| / 2^40 <= 2^-40 (d/N) ||r_{t+1} - r_t||_1, far below the rounding of the sum itself.
+inline constexpr double c_scale = 1099511627776.0;  // 2^40
+
+struct Stepper {
+    Matrix<double> m;      // M above, (N+2) x (N+2)
+    Vector<double> start;  // u_0 = [1/N ...; c_0 / 2^40; 1]
+};
+
+template <class T>
+Stepper stepper(const Matrix<T>& a, double d) {
+    const Context& ctx = a.context();
+    const Index n = a.nrows();
+    if (n > max_dimension - 2)
+        throw InvalidValue("pagerank: graphs of more than " + std::to_string(max_dimension - 2) +
+                           " vertices are not supported, got " + std::to_string(n));
+    Transition t = transition(a, d, true);
+    const double nd = double(n);
+    std::vector<Index> rows, cols;
+    std::vector<double> vals;
+    rows.reserve(n + 3);
+    cols.reserve(n + 3);
+    vals.reserve(n + 3);
+    auto add = [&](Index i, Index j, double v) {
+        rows.push_back(i);
+        cols.push_back(j);
+        vals.push_back(v);
+    };
+    for (Index v = 0; v < n; ++v) add(v, n, c_scale);
+    std::vector<Index> fi;
+    std::vector<double> fv;
+    t.feed.extract_tuples(fi, fv);
+    for (std::size_t k = 0; k < fi.size(); ++k) add(n, fi[k], d * fv[k] / (nd * c_scale));
+    add(n, n, d * double(t.nsinks) / nd);  // explicit zeros keep rows N and N+1 present in every product
+    add(n, n + 1, (1 - d) / (nd * c_scale));
+    add(n + 1, n + 1, 1.0);
+    const Matrix<double> extra = Matrix<double>::from_tuples(n + 2, n + 2, rows, cols, vals, plus_op{}, ctx);
+    t.pt.resize(n + 2, n + 2);
+    Stepper s{Matrix<double>(n + 2, n + 2, ctx), Vector<double>(n + 2, ctx)};
+    eWiseAdd(s.m, no_mask, no_accum, plus_op{}, t.pt, extra);
+    Array<double> u0(n + 2, 1 / nd);
+    u0[n] = ((1 - d) / nd + d * double(t.nsinks) / (nd * nd)) / c_scale;
+    u0[n + 1] = 1;
+    s.start = Vector<double>::import_dense(n + 2, std::move(u0)).to(ctx);
+    return s;
 }
 
 // A sparse matrix from host tuples, built in ctx.
@@ -145,30 +218,51 @@ private:
 }  // namespace pagerank_detail
 
 // PageRank of the graph whose arcs are the entries of the square matrix a (see the top of this file).
+// One mxv per iteration (pagerank_detail::stepper) and, when the L1 change is wanted, one inner product into a
+// Scalar; iteration t+1 is queued before iteration t's change is read, so the GPU never waits for the host
+// (when t converges, t+1 is dropped).
 template <class T>
 PageRankResult pagerank(const Matrix<T>& a, const PageRankOptions& o = {}) {
     pagerank_detail::check(a, o, "pagerank");
     const Context& ctx = a.context();
     const Index n = a.nrows();
-    const double d = o.damping;
     PageRankResult res{Vector<double>::full(n, n ? 1.0 / double(n) : 0.0, ctx)};
-    if (n == 0) return res;
-    const pagerank_detail::Transition t = pagerank_detail::transition(a, d);
     const std::size_t cap = o.ldbc ? o.iterations : o.max_iterations;
-    while (res.iterations < cap) {
-        Vector<double>& r = res.rank;
-        const double sink_mass = t.has_sinks ? inner(plus_times{}, r, t.sinks) : 0.0;
-        Vector<double> next = Vector<double>::full(n, ((1 - d) + d * sink_mass) / double(n), ctx);
-        mxv(next, no_mask, plus_op{}, plus_times{}, t.pt, r);  // += d * sum_{u->v} r(u)/outdeg(u)
-        res.l1_change = inner(semiring<plus_monoid, absdiff_op>{}, next, r);  // ||next - r||_1
-        res.rank = std::move(next);
-        ++res.iterations;
-        if (o.progress) o.progress(res.iterations, res.l1_change);
-        if (!o.ldbc && res.l1_change < o.tolerance) {
-            res.converged = true;
-            break;
+    if (n == 0 || cap == 0) return res;
+    const pagerank_detail::Stepper st = pagerank_detail::stepper(a, o.damping);
+    const bool watch = !o.ldbc || bool(o.progress);  // the L1 change is computed
+    struct Step {
+        Vector<double> u;
+        Scalar<double> change;
+    };
+    auto advance = [&](const Vector<double>& from, Step& s) {
+        Vector<double> next(n + 2, ctx);
+        mxv(next, no_mask, no_accum, plus_times{}, st.m, from);
+        if (watch) inner(s.change, semiring<plus_monoid, absdiff_op>{}, next, from);  // ||r_{t+1} - r_t||_1
+        s.u = std::move(next);
+    };
+    Vector<double> last = st.start;  // u of the last iteration accepted
+    Step cur{Vector<double>(0, ctx), Scalar<double>(ctx)}, ahead{Vector<double>(0, ctx), Scalar<double>(ctx)};
+    advance(last, cur);
+    for (std::size_t t = 1;; ++t) {  // cur holds iteration t, queued
+        const bool more = t < cap;
+        if (more) advance(cur.u, ahead);  // queued before t's change is read
+        last = std::move(cur.u);
+        res.iterations = t;
+        if (watch) {
+            res.l1_change = cur.change.value();
+            if (o.progress) o.progress(t, res.l1_change);
+            if (!o.ldbc && res.l1_change < o.tolerance) {
+                res.converged = true;
+                break;
+            }
         }
+        if (!more) break;
+        std::swap(cur, ahead);
     }
+    last.resize(n);  // drop c and the 1
+    last.to_dense();
+    res.rank = std::move(last);
     return res;
 }
 

@@ -193,7 +193,17 @@ public:
     void resize(Index nrows, Index ncols) {
         detail::check_dimension(nrows, "number of rows");
         detail::check_dimension(ncols, "number of columns");
-        if (ctx_.is_cuda()) return on_host([&](Matrix& h) { h.resize(nrows, ncols); });
+        if (ctx_.is_cuda()) {
+            if (nrows < nrows_ || ncols < ncols_) return on_host([&](Matrix& h) { h.resize(nrows, ncols); });
+            // Growing keeps every entry where it is: only the new rows' offsets are written, on the device.
+            offsets_.resize(nrows + 1);
+            const Offset end = nvals_;
+            if (nrows > nrows_) cuda::fill(offsets_.data() + nrows_ + 1, nrows - nrows_, &end, sizeof(Offset), ctx_.stream());
+            nrows_ = nrows;
+            ncols_ = ncols;
+            invalidate();
+            return;
+        }
         Array<Offset> off(nrows + 1);
         off[0] = 0;
         Index keep_rows = std::min(nrows, nrows_);

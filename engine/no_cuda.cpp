@@ -20,5 +20,9 @@ void warm_up(int) { throw InvalidValue(no_cuda); }
 std::size_t available_device_bytes(int) { return 0; }
 void fill(void*, std::size_t, const void*, std::size_t, void*) { throw InvalidValue(no_cuda); }
 void fail(int, const char*, std::size_t) { throw InvalidValue(no_cuda); }
+HostCell host_cell_create(std::size_t, int) { throw InvalidValue(no_cuda); }
+void host_cell_destroy(HostCell&) noexcept {}
+void host_cell_written(HostCell&, void*) { throw InvalidValue(no_cuda); }
+void host_cell_wait(const HostCell&) {}
 
 }  // namespace hybla::cuda

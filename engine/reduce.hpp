@@ -7,6 +7,7 @@
 #include "engine/cpu/vector_write.hpp"
 #include "engine/cuda/dispatch.hpp"
 #include "engine/ewise.hpp"
+#include "engine/scalar.hpp"
 
 namespace hybla {
 
@@ -62,6 +63,65 @@ TU inner(Sr, const Vector<TU>& u, const Vector<TV>& v) {
     Vector<TU> t(u.size(), u.context());
     eWiseMult(t, no_mask, no_accum, typename Sr::multiply_op{}, u, v);
     return reduce(typename Sr::add_monoid{}, t);
+}
+
+// Into a Scalar: queued like any operation, s.get() waits for the result (engine/scalar.hpp). Without an
+// accumulator nothing is waited for here; with one, the result and s's value are combined at once.
+namespace detail {
+// queue(cell) queues the GPU's result into cell and returns the value of a result with no term.
+template <class T, class Accum, class Queue, class Compute>
+void to_scalar(Scalar<T>& s, Accum accum, const Context& ctx, Queue&& queue, Compute&& compute) {
+    if constexpr (std::is_same_v<Accum, NoAccum>) {
+        HYBLA_ON_GPU(ctx) {
+            void* stream = ctx.stream();
+            const T identity = queue(s.result_cell(stream));
+            s.result_queued(stream, identity);
+            return;
+        }
+        s.set(compute());
+    } else {
+        const T r = compute();
+        const std::optional<T> old = s.get();
+        s.set(old ? T(accum(*old, r)) : r);
+    }
+}
+}  // namespace detail
+
+// s accum= ⊕ of all entries of a (the monoid's identity when there are none).
+template <class T, class Accum, class Monoid, class Obj>
+    requires((detail::is_matrix<Obj>::value || detail::is_vector<Obj>::value) &&
+             std::is_same_v<typename Obj::value_type, T>)
+void reduce(Scalar<T>& s, Accum accum, Monoid mon, const Obj& a) {
+    detail::same_context("reduce", s, a);
+    detail::to_scalar(
+        s, accum, a.context(),
+        [&](cuda::ReduceCell<T>* cell) {
+            const cuda::MonoidOp op = cuda_dispatch::monoid_code<Monoid>("reduce");
+            cuda::reduce_all(a, op, cell);
+            return cuda::monoid_identity<T>(op);
+        },
+        [&] { return reduce(mon, a); });
+}
+// s = inner(Sr, u, v), queued.
+template <class Sr, class T>
+void inner(Scalar<T>& s, Sr sr, const Vector<T>& u, const Vector<T>& v) {
+    detail::require(u.size() == v.size(), "inner", "u has size " + std::to_string(u.size()) + " but v has size " +
+                                                       std::to_string(v.size()));
+    detail::same_context("inner", s, u, v);
+    if (u.is_dense() && v.is_dense()) {
+        detail::to_scalar(
+            s, no_accum, u.context(),
+            [&](cuda::ReduceCell<T>* cell) {
+                const cuda::SemiringCode code = cuda_dispatch::semiring_code<Sr>("inner");
+                cuda::inner(u, v, code, cell);
+                return cuda::monoid_identity<T>(code.add);
+            },
+            [&] { return inner(sr, u, v); });
+        return;
+    }
+    Vector<T> t(u.size(), u.context());
+    eWiseMult(t, no_mask, no_accum, typename Sr::multiply_op{}, u, v);
+    reduce(s, no_accum, typename Sr::add_monoid{}, t);
 }
 
 // s accum= ⊕ of all entries.

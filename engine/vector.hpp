@@ -215,7 +215,25 @@ public:
     Vector dup() const { return *this; }
     void resize(Index n) {
         detail::check_dimension(n, "vector size");
-        if (ctx_.is_cuda()) return on_host([&](Vector& h) { h.resize(n); });
+        if (n == n_) return;
+        if (ctx_.is_cuda()) {
+            // Dense storage growing, or shrinking with every entry present, stays on the device.
+            const bool all = nvals_ == n_, no_bitmap = bitmap_.size() != n_;
+            if (!dense_ || (n < n_ && !all)) return on_host([&](Vector& h) { h.resize(n); });
+            if (n > n_ && no_bitmap) bitmap_ = Array<std::uint8_t>(n_, std::uint8_t(1), ctx_);
+            values_.resize(n);
+            if (!no_bitmap || n > n_) bitmap_.resize(n);
+            if (n > n_) {
+                const T zero{};
+                const std::uint8_t absent = 0;
+                cuda::fill(values_.data() + n_, n - n_, &zero, sizeof(T), ctx_.stream());
+                cuda::fill(bitmap_.data() + n_, n - n_, &absent, 1, ctx_.stream());
+            } else {
+                nvals_ = n;
+            }
+            n_ = n;
+            return;
+        }
         to_sparse();
         auto keep = Index(std::lower_bound(indices_.begin(), indices_.end(), n) - indices_.begin());
         indices_.resize(keep);

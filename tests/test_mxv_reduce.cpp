@@ -441,7 +441,17 @@ void check_reduce_random(std::uint64_t seed, Accum accum = {}) {
                     reduce(s, accum, Monoid{}, v);
                     if constexpr (has_accum) REQUIRE(ref::close(s, T(accum(s0, want)), tol<T>()));
                     else REQUIRE(ref::close(s, want, tol<T>()));
+                    // Into a Scalar: empty (accumulating into nothing gives the result) and holding s0.
+                    Scalar<T> fresh, held(s0);
+                    reduce(fresh, accum, Monoid{}, v);
+                    reduce(held, accum, Monoid{}, v);
+                    REQUIRE(ref::close(fresh.value(), want, tol<T>()));
+                    if constexpr (has_accum) REQUIRE(ref::close(held.value(), T(accum(s0, want)), tol<T>()));
+                    else REQUIRE(ref::close(held.value(), want, tol<T>()));
                 }
+                Scalar<T> of_matrix;
+                reduce(of_matrix, no_accum, Monoid{}, a);
+                REQUIRE(ref::close(of_matrix.value(), want, tol<T>()));
             }
             // Rows and columns.
             for (int ta = 0; ta < 2; ++ta) {
@@ -556,6 +566,10 @@ void check_inner_random(std::uint64_t seed) {
                     INFO("seed " << seed << " n=" << n << " densities " << du << ", " << dv << " dense u/v " << (form & 1)
                                  << "/" << (form >> 1));
                     REQUIRE(ref::close(inner(Sr{}, u, v), want, tol<T>()));
+                    Scalar<T> s(T(1));  // overwritten
+                    inner(s, Sr{}, u, v);
+                    REQUIRE(s.nvals() == 1);
+                    REQUIRE(ref::close(s.value(), want, tol<T>()));
                 }
             }
 }
@@ -583,6 +597,56 @@ TEST_CASE("inner of vectors of different sizes throws DimensionMismatch naming b
     using Catch::Matchers::Contains;
     REQUIRE_THROWS_AS(inner(plus_times{}, a, b), DimensionMismatch);
     REQUIRE_THROWS_WITH(inner(plus_times{}, a, b), Contains("inner") && Contains("size 3") && Contains("size 4"));
+    Scalar<double> s(2.0);
+    REQUIRE_THROWS_AS(inner(s, plus_times{}, a, b), DimensionMismatch);
+    CHECK(s.value() == 2.0);  // untouched
+}
+
+TEST_CASE("Scalar: empty, set, cleared, copied, and results queued before they are read", "[reduce][scalar]") {
+    using Catch::Matchers::Contains;
+    Scalar<double> e;
+    CHECK(e.nvals() == 0);
+    CHECK(!e.get());
+    REQUIRE_THROWS_AS(e.value(), InvalidValue);
+    REQUIRE_THROWS_WITH(e.value(), Contains("no value"));
+    e.set(1.5);
+    CHECK(e.value() == 1.5);
+    e.clear();
+    CHECK(e.nvals() == 0);
+    // Many results queued at once, on the same scalars again and again, read in another order; copies and
+    // moves of a scalar whose result is still on its way.
+    ref::Gen g(71);
+    const Index n = 30011;
+    std::vector<Dense<double>> d;
+    std::vector<Vector<double>> v;
+    for (int k = 0; k < 4; ++k) {
+        d.push_back(g.vector<double>(n, k % 2 ? 1.0 : 0.4));
+        v.push_back(ref::to_vector(d.back()));
+        v.back().to_dense();
+    }
+    for (int round = 0; round < 3; ++round) {
+        std::vector<Scalar<double>> s(6);
+        for (int k = 0; k < 4; ++k) inner(s[k], plus_times{}, v[k], v[(k + round + 1) % 4]);
+        reduce(s[4], no_accum, plus_monoid{}, v[round]);
+        reduce(s[5], no_accum, max_monoid{}, v[round + 1]);
+        inner(s[0], plus_times{}, v[0], v[0]);  // queued again before the first was read: the last one counts
+        Scalar<double> copied = s[1];
+        Scalar<double> moved = std::move(s[2]);
+        CHECK(ref::close(s[5].value(), ref_reduce_all<max_monoid>(d[round + 1]), 1e-12));
+        CHECK(ref::close(s[4].value(), ref_reduce_all<plus_monoid>(d[round]), 1e-9));
+        CHECK(ref::close(s[3].value(), ref_inner<plus_times>(d[3], d[(3 + round + 1) % 4]), 1e-9));
+        CHECK(ref::close(moved.value(), ref_inner<plus_times>(d[2], d[(2 + round + 1) % 4]), 1e-9));
+        CHECK(ref::close(copied.value(), ref_inner<plus_times>(d[1], d[(1 + round + 1) % 4]), 1e-9));
+        CHECK(ref::close(s[0].value(), ref_inner<plus_times>(d[0], d[0]), 1e-9));
+        s[0].set(-1);  // a set value wins over an earlier result
+        CHECK(s[0].value() == -1);
+    }
+    // Empty operands: the identity, also on the GPU where the result comes from a kernel.
+    Scalar<double> m;
+    reduce(m, no_accum, min_monoid{}, Vector<double>(0));
+    CHECK(m.value() == std::numeric_limits<double>::infinity());
+    inner(m, plus_times{}, Vector<double>::full(0, 1.0), Vector<double>::full(0, 1.0));
+    CHECK(m.value() == 0.0);
 }
 
 TEST_CASE("reduce with the any monoid gives one of the entries", "[reduce][any]") {

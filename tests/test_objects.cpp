@@ -689,13 +689,14 @@ TEST_CASE("Vector::full, get, set, remove and the two storage forms", "[objects]
 TEST_CASE("Vector::resize drops entries beyond the new size and grows empty", "[objects][vector]") {
     ref::Gen g(31);
     for (Index n : {Index(0), Index(1), Index(10), Index(100)}) {
-        for (bool dense : {false, true}) {
-            auto d = g.vector<int>(n, 0.5);
+        for (bool dense : {false, true})
+        for (double density : {0.5, 1.0}) {  // dense with every entry present: the GPU resizes it in place
+            auto d = g.vector<int>(n, density);
             auto u = ref::to_vector(d);
             if (dense) u.to_dense();
             for (int step = 0; step < 5; ++step) {
                 Index n2 = g.uniform(0, n + 20);
-                INFO(d.nrows << " -> " << n2 << (dense ? " dense" : " sparse"));
+                INFO(d.nrows << " -> " << n2 << (dense ? " dense" : " sparse") << ", " << u.nvals() << " present");
                 u.resize(n2);
                 ref::Dense<int> e(n2, 1);
                 for (Index i = 0; i < std::min(n2, d.nrows); ++i) e(i, 0) = d(i, 0);

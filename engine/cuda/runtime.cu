@@ -146,4 +146,39 @@ void fill(void* p, std::size_t count, const void* value, std::size_t elem_bytes,
     check(cudaGetLastError(), "fill kernel launch");
 }
 
+HostCell host_cell_create(std::size_t bytes, int device) {
+    check(cudaSetDevice(device), "cudaSetDevice");
+    HostCell c;
+    check(cudaHostAlloc(&c.data, bytes, cudaHostAllocMapped | cudaHostAllocPortable), "cudaHostAlloc (scalar)", bytes);
+    void* dev = nullptr;
+    cudaError_t e = cudaHostGetDevicePointer(&dev, c.data, 0);
+    if (e == cudaSuccess && dev != c.data) e = cudaErrorInvalidValue;  // kernels are handed the host address
+    cudaEvent_t ev = nullptr;
+    if (e == cudaSuccess) e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+    if (e != cudaSuccess) {
+        cudaFreeHost(c.data);
+        fail(int(e), "setting up a scalar's host memory");
+    }
+    c.event = ev;
+    return c;
+}
+
+void host_cell_destroy(HostCell& c) noexcept {
+    if (c.event) {
+        cudaEventSynchronize(static_cast<cudaEvent_t>(c.event));  // a kernel may still write the memory
+        cudaEventDestroy(static_cast<cudaEvent_t>(c.event));
+    }
+    if (c.data) cudaFreeHost(c.data);
+    c = HostCell{};
+}
+
+void host_cell_written(HostCell& c, void* stream) {
+    check(cudaEventRecord(static_cast<cudaEvent_t>(c.event), as_stream(stream)), "cudaEventRecord (scalar)");
+    c.stream = stream;
+}
+
+void host_cell_wait(const HostCell& c) {
+    check(cudaEventSynchronize(static_cast<cudaEvent_t>(c.event)), "waiting for a scalar's result");
+}
+
 }  // namespace hybla::cuda

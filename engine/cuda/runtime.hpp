@@ -40,6 +40,19 @@ void synchronize(void* stream);
 // Sets count elements of p (of elem_bytes each, 1, 2, 4 or 8) to the bit pattern of *value.
 void fill(void* p, std::size_t count, const void* value, std::size_t elem_bytes, void* stream);
 
+// A result the GPU leaves in host memory in stream order (a reduction to a Scalar): page-locked memory that
+// kernels write directly, and an event recorded behind the write, so that the host waits for that result
+// only, not for the work queued after it.
+struct HostCell {
+    void* data = nullptr;   // `bytes` of page-locked host memory, at the same address on the device
+    void* event = nullptr;  // a cudaEvent_t
+    void* stream = nullptr; // where the last write was queued
+};
+HostCell host_cell_create(std::size_t bytes, int device);
+void host_cell_destroy(HostCell& cell) noexcept;  // waits for a write still on its way first
+void host_cell_written(HostCell& cell, void* stream);  // marks the write just queued on stream
+void host_cell_wait(const HostCell& cell);          // returns once that write has landed
+
 // Throws the hybla exception for a CUDA error code (OutOfMemory for cudaErrorMemoryAllocation).
 [[noreturn]] void fail(int code, const char* what, std::size_t bytes = 0);
 

@@ -36,11 +36,9 @@ constexpr Offset chunk = 8192;
 constexpr Offset all_chunk = 2048;
 constexpr Offset max_parts = 4096;
 
+// pos: the position of the first term, `none` when empty (backend.hpp's ReduceCell, which a Scalar reads).
 template <class T>
-struct Part {
-    Offset pos;  // position of the first term, `none` when empty
-    T val;
-};
+using Part = ReduceCell<T>;
 
 template <class T>
 HYBLA_HD inline Part<T> combine(MonoidOp op, Part<T> a, Part<T> b) {
@@ -246,12 +244,21 @@ struct Factor {
 };
 // ⊕ of vals[0, n) (entries with present[p] == 0 skipped when present is given); with second given, of
 // vals[p] (x) second->vals[p] where both are present (an inner product). The identity when there is no term.
+// With cell given, the result is left there (in stream order, not waited for) and the return value means nothing.
 template <class T>
 T reduce_values(const T* vals, const std::uint8_t* present, Offset n, MonoidOp op, const Context& ctx,
-                const Factor<T>* second = nullptr) {
-    if (n == 0) return monoid_identity<T>(op);
+                const Factor<T>* second = nullptr, Part<T>* cell = nullptr) {
+    if (n == 0) {
+        if (cell) {  // no term: the pass over no parts leaves `none`, after any earlier write to the cell
+            RangePass<T> empty;
+            empty.nranges = 1;
+            empty.parts_out = cell;
+            reduce_ranges(empty, op, ctx);
+        }
+        return monoid_identity<T>(op);
+    }
     const Offset nparts = std::min<Offset>(max_parts, (n + all_chunk - 1) / all_chunk);
-    Array<Part<T>> parts(nparts + 1, ctx);  // + the final result
+    Array<Part<T>> parts(nparts + (cell ? 0 : 1), ctx);  // + the final result when it comes back here
     Part<T>* pp = parts.data();
     RangePass<T> first;
     first.nranges = nparts;
@@ -269,8 +276,9 @@ T reduce_values(const T* vals, const std::uint8_t* present, Offset n, MonoidOp o
     last.nranges = 1;
     last.n = nparts;
     last.parts_in = pp;
-    last.parts_out = pp + nparts;
+    last.parts_out = cell ? cell : pp + nparts;
     reduce_ranges(last, op, ctx);
+    if (cell) return T{};
     Part<T> r;
     copy_to_host(&r, pp + nparts, 1, ctx);
     return r.pos == none ? monoid_identity<T>(op) : r.val;
@@ -324,34 +332,60 @@ Vector<T> reduce_rows(const Matrix<T>& a, MonoidOp op) {
     return Vector<T>::adopt(n, cnt[0], true, Array<Index>(0, ctx), std::move(out), std::move(bm));
 }
 
+namespace {
+// With cell given, the result goes there and the value returned means nothing (reduce_values).
+template <class T>
+T vector_values(const Vector<T>& a, MonoidOp op, const Factor<T>* second, Part<T>* cell) {
+    auto present = [](const Vector<T>& x) {
+        return x.storage_bitmap().size() == x.size() ? x.storage_bitmap().data() : nullptr;
+    };
+    if (a.is_dense())
+        return reduce_values<T>(a.storage_values().data(), present(a), a.size(), op, a.context(), second, cell);
+    return reduce_values<T>(a.storage_values().data(), nullptr, a.nvals(), op, a.context(), second, cell);
+}
+template <class T>
+Factor<T> second_factor(const Vector<T>& v, SemiringCode sr) {
+    return {v.storage_values().data(), v.storage_bitmap().size() == v.size() ? v.storage_bitmap().data() : nullptr,
+            sr.multiply};
+}
+}  // namespace
+
 template <class T>
 T reduce_all(const Matrix<T>& a, MonoidOp op) {
     return reduce_values<T>(a.storage_values().data(), nullptr, a.nvals(), op, a.context());
 }
-
+template <class T>
+void reduce_all(const Matrix<T>& a, MonoidOp op, ReduceCell<T>* cell) {
+    reduce_values<T>(a.storage_values().data(), nullptr, a.nvals(), op, a.context(), nullptr, cell);
+}
 template <class T>
 T reduce_all(const Vector<T>& a, MonoidOp op) {
-    if (a.is_dense()) {
-        const std::uint8_t* present = a.storage_bitmap().size() == a.size() ? a.storage_bitmap().data() : nullptr;
-        return reduce_values<T>(a.storage_values().data(), present, a.size(), op, a.context());
-    }
-    return reduce_values<T>(a.storage_values().data(), nullptr, a.nvals(), op, a.context());
+    return vector_values<T>(a, op, nullptr, nullptr);
 }
-
+template <class T>
+void reduce_all(const Vector<T>& a, MonoidOp op, ReduceCell<T>* cell) {
+    vector_values<T>(a, op, nullptr, cell);
+}
+// u and v are dense (the front end's condition).
 template <class T>
 T inner(const Vector<T>& u, const Vector<T>& v, SemiringCode sr) {
-    auto present = [](const Vector<T>& x) {
-        return x.storage_bitmap().size() == x.size() ? x.storage_bitmap().data() : nullptr;
-    };
-    const Factor<T> second{v.storage_values().data(), present(v), sr.multiply};
-    return reduce_values<T>(u.storage_values().data(), present(u), u.size(), sr.add, u.context(), &second);
+    const Factor<T> second = second_factor(v, sr);
+    return vector_values<T>(u, sr.add, &second, nullptr);
+}
+template <class T>
+void inner(const Vector<T>& u, const Vector<T>& v, SemiringCode sr, ReduceCell<T>* cell) {
+    const Factor<T> second = second_factor(v, sr);
+    vector_values<T>(u, sr.add, &second, cell);
 }
 
-#define HYBLA_X(T)                                                  \
-    template Vector<T> reduce_rows<T>(const Matrix<T>&, MonoidOp);  \
-    template T reduce_all<T>(const Matrix<T>&, MonoidOp);           \
-    template T reduce_all<T>(const Vector<T>&, MonoidOp);           \
-    template T inner<T>(const Vector<T>&, const Vector<T>&, SemiringCode);
+#define HYBLA_X(T)                                                                           \
+    template Vector<T> reduce_rows<T>(const Matrix<T>&, MonoidOp);                           \
+    template T reduce_all<T>(const Matrix<T>&, MonoidOp);                                    \
+    template T reduce_all<T>(const Vector<T>&, MonoidOp);                                    \
+    template T inner<T>(const Vector<T>&, const Vector<T>&, SemiringCode);                   \
+    template void reduce_all<T>(const Matrix<T>&, MonoidOp, ReduceCell<T>*);                 \
+    template void reduce_all<T>(const Vector<T>&, MonoidOp, ReduceCell<T>*);                 \
+    template void inner<T>(const Vector<T>&, const Vector<T>&, SemiringCode, ReduceCell<T>*);
 HYBLA_CUDA_VALUE_TYPES(HYBLA_X)
 #undef HYBLA_X
 
