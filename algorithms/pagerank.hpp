@@ -1,6 +1,6 @@
 // PageRank on the public API: power iteration with one mxv per step (the teleport and sink terms ride along as
 // two extra entries of the iterate, see pagerank_detail::stepper) and one inner product into a Scalar for the
-// convergence test, read one step late; and personalized PageRank for many seeds at once with one SpMM per step
+// convergence test, read two steps late; and personalized PageRank for many seeds at once with one SpMM per step
 // (a DenseMatrix with a column per seed). Everything runs in the input matrix's context, so the same code runs
 // on the CPU and the CUDA backend.
 //
@@ -219,8 +219,9 @@ private:
 
 // PageRank of the graph whose arcs are the entries of the square matrix a (see the top of this file).
 // One mxv per iteration (pagerank_detail::stepper) and, when the L1 change is wanted, one inner product into a
-// Scalar; iteration t+1 is queued before iteration t's change is read, so the GPU never waits for the host
-// (when t converges, t+1 is dropped).
+// Scalar. Iterations t+1 and t+2 are queued before iteration t's change is read, so the GPU never waits for
+// the host (measured: with one iteration queued ahead the GPU still idled while the host woke up and queued
+// the next); when t converges, the iterations queued after it are dropped.
 template <class T>
 PageRankResult pagerank(const Matrix<T>& a, const PageRankOptions& o = {}) {
     pagerank_detail::check(a, o, "pagerank");
@@ -233,33 +234,35 @@ PageRankResult pagerank(const Matrix<T>& a, const PageRankOptions& o = {}) {
     const bool watch = !o.ldbc || bool(o.progress);  // the L1 change is computed
     struct Step {
         Vector<double> u;
-        Scalar<double> change;
+        Scalar<double> change;  // ||r_{t+1} - r_t||_1 when watched
     };
-    auto advance = [&](const Vector<double>& from, Step& s) {
-        Vector<double> next(n + 2, ctx);
-        mxv(next, no_mask, no_accum, plus_times{}, st.m, from);
-        if (watch) inner(s.change, semiring<plus_monoid, absdiff_op>{}, next, from);  // ||r_{t+1} - r_t||_1
-        s.u = std::move(next);
-    };
-    Vector<double> last = st.start;  // u of the last iteration accepted
-    Step cur{Vector<double>(0, ctx), Scalar<double>(ctx)}, ahead{Vector<double>(0, ctx), Scalar<double>(ctx)};
-    advance(last, cur);
-    for (std::size_t t = 1;; ++t) {  // cur holds iteration t, queued
-        const bool more = t < cap;
-        if (more) advance(cur.u, ahead);  // queued before t's change is read
-        last = std::move(cur.u);
+    // Iteration i (from 1) lives in ring[(i - 1) % depth] until iteration i + depth is queued there.
+    const std::size_t depth = 3;
+    std::vector<Step> ring;
+    for (std::size_t k = 0; k < depth; ++k) ring.push_back(Step{Vector<double>(0, ctx), Scalar<double>(ctx)});
+    auto slot = [&](std::size_t i) -> Step& { return ring[(i - 1) % depth]; };
+    std::size_t queued = 0;
+    for (std::size_t t = 1;; ++t) {
+        for (; queued < cap && queued < t + depth - 1; ++queued) {  // iterations up to t + 2
+            const Vector<double>& from = queued == 0 ? st.start : slot(queued).u;
+            Step& to = slot(queued + 1);
+            Vector<double> next(n + 2, ctx);
+            mxv(next, no_mask, no_accum, plus_times{}, st.m, from);
+            if (watch) inner(to.change, semiring<plus_monoid, absdiff_op>{}, next, from);
+            to.u = std::move(next);
+        }
         res.iterations = t;
         if (watch) {
-            res.l1_change = cur.change.value();
+            res.l1_change = slot(t).change.value();
             if (o.progress) o.progress(t, res.l1_change);
             if (!o.ldbc && res.l1_change < o.tolerance) {
                 res.converged = true;
                 break;
             }
         }
-        if (!more) break;
-        std::swap(cur, ahead);
+        if (t == cap) break;
     }
+    Vector<double> last = std::move(slot(res.iterations).u);
     last.resize(n);  // drop c and the 1
     last.to_dense();
     res.rank = std::move(last);

@@ -17,5 +17,6 @@
 #include "engine/mxv.hpp"
 #include "engine/prune.hpp"
 #include "engine/reduce.hpp"
+#include "engine/scalar.hpp"
 #include "engine/transpose.hpp"
 #include "semirings/semiring.hpp"

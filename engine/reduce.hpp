@@ -68,13 +68,13 @@ TU inner(Sr, const Vector<TU>& u, const Vector<TV>& v) {
 // Into a Scalar: queued like any operation, s.get() waits for the result (engine/scalar.hpp). Without an
 // accumulator nothing is waited for here; with one, the result and s's value are combined at once.
 namespace detail {
-// queue(cell) queues the GPU's result into cell and returns the value of a result with no term.
+// queue(target) queues the GPU's result into the scalar's target and returns the value of a result with no term.
 template <class T, class Accum, class Queue, class Compute>
 void to_scalar(Scalar<T>& s, Accum accum, const Context& ctx, Queue&& queue, Compute&& compute) {
     if constexpr (std::is_same_v<Accum, NoAccum>) {
         HYBLA_ON_GPU(ctx) {
             void* stream = ctx.stream();
-            const T identity = queue(s.result_cell(stream));
+            const T identity = queue(s.result_target(stream));
             s.result_queued(stream, identity);
             return;
         }
@@ -95,9 +95,9 @@ void reduce(Scalar<T>& s, Accum accum, Monoid mon, const Obj& a) {
     detail::same_context("reduce", s, a);
     detail::to_scalar(
         s, accum, a.context(),
-        [&](cuda::ReduceCell<T>* cell) {
+        [&](cuda::ScalarTarget<T> to) {
             const cuda::MonoidOp op = cuda_dispatch::monoid_code<Monoid>("reduce");
-            cuda::reduce_all(a, op, cell);
+            cuda::reduce_all(a, op, to);
             return cuda::monoid_identity<T>(op);
         },
         [&] { return reduce(mon, a); });
@@ -111,9 +111,9 @@ void inner(Scalar<T>& s, Sr sr, const Vector<T>& u, const Vector<T>& v) {
     if (u.is_dense() && v.is_dense()) {
         detail::to_scalar(
             s, no_accum, u.context(),
-            [&](cuda::ReduceCell<T>* cell) {
+            [&](cuda::ScalarTarget<T> to) {
                 const cuda::SemiringCode code = cuda_dispatch::semiring_code<Sr>("inner");
-                cuda::inner(u, v, code, cell);
+                cuda::inner(u, v, code, to);
                 return cuda::monoid_identity<T>(code.add);
             },
             [&] { return inner(sr, u, v); });

@@ -4,6 +4,7 @@
 // for the work queued after it. A loop can so queue its next step before it reads this step's scalar
 // (PageRank reads an iteration's L1 change while the next iteration runs).
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -34,6 +35,7 @@ public:
         return *this;
     }
     Scalar(Scalar&& o) noexcept : ctx_(o.ctx_), value_(o.value_), cell_(std::exchange(o.cell_, {})),
+                                  scratch_(std::exchange(o.scratch_, nullptr)),
                                   pending_(std::exchange(o.pending_, false)), identity_(o.identity_) {}
     Scalar& operator=(Scalar&& o) noexcept {
         if (this != &o) {
@@ -41,6 +43,7 @@ public:
             ctx_ = o.ctx_;
             value_ = o.value_;
             cell_ = std::exchange(o.cell_, {});
+            scratch_ = std::exchange(o.scratch_, nullptr);
             pending_ = std::exchange(o.pending_, false);
             identity_ = o.identity_;
         }
@@ -76,13 +79,21 @@ public:
         value_.reset();
     }
 
-    // For the backends. A GPU result: the cell the kernels write into (valid until the next call), for a
-    // write queued on `stream`, after which the scalar reads the cell; `identity` is the value of a reduction
-    // with no term. Must be followed by result_queued(stream) once the write is queued.
-    cuda::ReduceCell<T>* result_cell(void* stream) {
-        if (!cell_.data) cell_ = cuda::host_cell_create(sizeof(cuda::ReduceCell<T>), ctx_.device());
-        else if (pending_ && cell_.stream != stream) cuda::host_cell_wait(cell_);  // keep the writes in order
-        return static_cast<cuda::ReduceCell<T>*>(cell_.data);
+    // For the backends. A GPU result: the cell the kernels write into and the device scratch they may use, for
+    // a write queued on `stream`, after which the scalar reads the cell. Must be followed by
+    // result_queued(stream, identity) once the write is queued (identity: the value of a reduction with no term).
+    cuda::ScalarTarget<T> result_target(void* stream) {
+        if (!cell_.data) {
+            cell_ = cuda::host_cell_create(sizeof(cuda::ReduceCell<T>), ctx_.device());
+        } else if (cell_.stream != stream) {
+            cuda::host_cell_wait(cell_);  // the last write, on another stream, lands first (cell and scratch)
+        }
+        if (!scratch_) {
+            scratch_ = cuda::allocate(cuda::reduce_scratch_bytes, ctx_.device(), stream, "a scalar's scratch");
+            const std::uint32_t zero = 0;
+            cuda::fill(scratch_, 1, &zero, sizeof zero, stream);
+        }
+        return {static_cast<cuda::ReduceCell<T>*>(cell_.data), scratch_};
     }
     void result_queued(void* stream, T identity) {
         cuda::host_cell_written(cell_, stream);
@@ -94,14 +105,18 @@ private:
     // No result on its way any more (a kernel may still write the cell: reads of it follow the next write).
     void settle() { pending_ = false; }
     void release() noexcept {
-        if constexpr (cuda_compiled)
-            if (cell_.data) cuda::host_cell_destroy(cell_);
+        if constexpr (cuda_compiled) {
+            if (cell_.data) cuda::host_cell_destroy(cell_);  // waits for the last write (which used the scratch)
+            if (scratch_) cuda::release(scratch_, ctx_.device(), ctx_.stream());
+        }
+        scratch_ = nullptr;
         pending_ = false;
     }
 
     Context ctx_;
     mutable std::optional<T> value_;
     cuda::HostCell cell_;
+    void* scratch_ = nullptr;  // device memory of cuda::reduce_scratch_bytes
     mutable bool pending_ = false;
     T identity_{};
 };

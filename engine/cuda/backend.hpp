@@ -77,16 +77,24 @@ template <class T> T reduce_all(const Matrix<T>& a, MonoidOp op);
 template <class T> T reduce_all(const Vector<T>& a, MonoidOp op);
 // ⊕ over the positions present in both of u(i) ⊗ v(i); u and v dense (values + bitmap), the same size.
 template <class T> T inner(const Vector<T>& u, const Vector<T>& v, SemiringCode sr);
-// The same three reductions left in `cell` (host memory the kernels can write: a Scalar's HostCell) in stream
-// order, nothing waited for: pos is the position of the first term, ~0 when there is none.
+// The same three reductions left in a Scalar's cell (host memory the kernels can write: its HostCell) in stream
+// order, nothing waited for, in one launch: pos is the position of the first term, ~0 when there is none.
+// scratch: device memory the Scalar keeps for its results (reduce_scratch_bytes, the first 4 bytes zero before
+// its first use; every use leaves them zero again).
 template <class T>
 struct ReduceCell {
     Offset pos;
     T val;
 };
-template <class T> void reduce_all(const Matrix<T>& a, MonoidOp op, ReduceCell<T>* cell);
-template <class T> void reduce_all(const Vector<T>& a, MonoidOp op, ReduceCell<T>* cell);
-template <class T> void inner(const Vector<T>& u, const Vector<T>& v, SemiringCode sr, ReduceCell<T>* cell);
+inline constexpr std::size_t reduce_scratch_bytes = 256 + 4096 * 16;
+template <class T>
+struct ScalarTarget {
+    ReduceCell<T>* cell;
+    void* scratch;
+};
+template <class T> void reduce_all(const Matrix<T>& a, MonoidOp op, ScalarTarget<T> to);
+template <class T> void reduce_all(const Vector<T>& a, MonoidOp op, ScalarTarget<T> to);
+template <class T> void inner(const Vector<T>& u, const Vector<T>& v, SemiringCode sr, ScalarTarget<T> to);
 
 // Sub-matrices: rows and cols list the indices (host lists, already checked).
 template <class T>

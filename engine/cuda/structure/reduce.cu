@@ -30,10 +30,10 @@ constexpr unsigned warp_size = 32;
 constexpr unsigned threads = 256;  // per block: 8 warps
 constexpr Offset long_row = 8192;
 constexpr Offset chunk = 8192;
-// reduce_all: ranges of all_chunk entries (8 per thread), at most max_parts of them. Enough blocks to fill the GPU
-// and few dependent loads per thread: with ranges of 8192 and at most 1024 blocks, a reduction of 10^6 doubles
-// took 32 us (32 dependent loads per thread on one block per SM), a PageRank iteration paid that twice.
-constexpr Offset all_chunk = 2048;
+// reduce_all: ranges of `threads` entries (one per thread) or more, at most max_parts of them. Enough blocks to
+// fill the GPU and few dependent loads per thread: with ranges of 8192 and at most 1024 blocks, a reduction of
+// 10^6 doubles took 32 us (32 dependent loads per thread on one block per SM), a PageRank iteration paid that
+// twice; with ranges of 2048 (8 loads per thread), an inner product of 2.2 * 10^4 doubles took 18 us (ncu).
 constexpr Offset max_parts = 4096;
 
 // pos: the position of the first term, `none` when empty (backend.hpp's ReduceCell, which a Scalar reads).
@@ -122,6 +122,9 @@ struct RangePass {
     const Index* rows = nullptr;         // the results: out[rows[k]] (value only), or else parts_out[k]
     T* out = nullptr;
     Part<T>* parts_out = nullptr;
+    // One pass (ticket given, one block per range): the last block to finish combines parts_out into *final_out.
+    unsigned* ticket = nullptr;
+    Part<T>* final_out = nullptr;
 };
 
 // One block per range.
@@ -150,6 +153,26 @@ __global__ void __launch_bounds__(threads) reduce_ranges_kernel(RangePass<T> a, 
         if (threadIdx.x == 0) {
             if (a.rows) a.out[a.rows[k]] = acc.val;
             else a.parts_out[k] = acc;
+        }
+    }
+    if (a.ticket) {
+        // The last block to count itself in sees every part (each was fenced before its block counted) and
+        // combines them; combine orders by position, so the result does not depend on which block is last.
+        __shared__ bool last;
+        if (threadIdx.x == 0) {
+            __threadfence();
+            last = atomicAdd(a.ticket, 1u) == gridDim.x - 1;
+        }
+        __syncthreads();
+        if (!last) return;
+        __threadfence();
+        const volatile Part<T>* parts = a.parts_out;  // written by other blocks: past this SM's L1
+        Part<T> acc{none, T{}};
+        for (Offset p = threadIdx.x; p < a.nranges; p += blockDim.x) acc = combine(op, acc, Part<T>{parts[p].pos, parts[p].val});
+        acc = block_combine(op, acc);
+        if (threadIdx.x == 0) {
+            *a.final_out = acc;
+            *a.ticket = 0;  // ready for the scratch's next use
         }
     }
 }
@@ -244,22 +267,27 @@ struct Factor {
 };
 // ⊕ of vals[0, n) (entries with present[p] == 0 skipped when present is given); with second given, of
 // vals[p] (x) second->vals[p] where both are present (an inner product). The identity when there is no term.
-// With cell given, the result is left there (in stream order, not waited for) and the return value means nothing.
+// With `to` given, the result is left in its cell in one launch (in stream order, not waited for) and the
+// return value means nothing.
+static_assert(max_parts * sizeof(Part<double>) + 256 <= reduce_scratch_bytes);
 template <class T>
 T reduce_values(const T* vals, const std::uint8_t* present, Offset n, MonoidOp op, const Context& ctx,
-                const Factor<T>* second = nullptr, Part<T>* cell = nullptr) {
+                const Factor<T>* second = nullptr, const ScalarTarget<T>* to = nullptr) {
+    static_assert(sizeof(Part<T>) <= sizeof(Part<double>));
     if (n == 0) {
-        if (cell) {  // no term: the pass over no parts leaves `none`, after any earlier write to the cell
+        if (to) {  // no term: the pass over no parts leaves `none`, after any earlier write to the cell
             RangePass<T> empty;
             empty.nranges = 1;
-            empty.parts_out = cell;
+            empty.parts_out = to->cell;
             reduce_ranges(empty, op, ctx);
         }
         return monoid_identity<T>(op);
     }
-    const Offset nparts = std::min<Offset>(max_parts, (n + all_chunk - 1) / all_chunk);
-    Array<Part<T>> parts(nparts + (cell ? 0 : 1), ctx);  // + the final result when it comes back here
-    Part<T>* pp = parts.data();
+    // Ranges of at least `threads` entries and at most max_parts of them: one term per thread up to 10^6 terms.
+    const Offset chunk = std::max<Offset>(threads, (n + max_parts - 1) / max_parts);
+    const Offset nparts = (n + chunk - 1) / chunk;
+    Array<Part<T>> parts(to ? 0 : nparts + 1, ctx);  // + the final result
+    Part<T>* pp = to ? reinterpret_cast<Part<T>*>(static_cast<char*>(to->scratch) + 256) : parts.data();
     RangePass<T> first;
     first.nranges = nparts;
     first.n = n;
@@ -271,14 +299,19 @@ T reduce_values(const T* vals, const std::uint8_t* present, Offset n, MonoidOp o
         first.multiply = second->multiply;
     }
     first.parts_out = pp;
+    if (to) {
+        first.ticket = static_cast<unsigned*>(to->scratch);
+        first.final_out = to->cell;
+        reduce_ranges(first, op, ctx);  // nparts <= max_parts blocks: one per range
+        return T{};
+    }
     reduce_ranges(first, op, ctx);
     RangePass<T> last;
     last.nranges = 1;
     last.n = nparts;
     last.parts_in = pp;
-    last.parts_out = cell ? cell : pp + nparts;
+    last.parts_out = pp + nparts;
     reduce_ranges(last, op, ctx);
-    if (cell) return T{};
     Part<T> r;
     copy_to_host(&r, pp + nparts, 1, ctx);
     return r.pos == none ? monoid_identity<T>(op) : r.val;
@@ -333,15 +366,15 @@ Vector<T> reduce_rows(const Matrix<T>& a, MonoidOp op) {
 }
 
 namespace {
-// With cell given, the result goes there and the value returned means nothing (reduce_values).
+// With `to` given, the result goes to its cell and the value returned means nothing (reduce_values).
 template <class T>
-T vector_values(const Vector<T>& a, MonoidOp op, const Factor<T>* second, Part<T>* cell) {
+T vector_values(const Vector<T>& a, MonoidOp op, const Factor<T>* second, const ScalarTarget<T>* to) {
     auto present = [](const Vector<T>& x) {
         return x.storage_bitmap().size() == x.size() ? x.storage_bitmap().data() : nullptr;
     };
     if (a.is_dense())
-        return reduce_values<T>(a.storage_values().data(), present(a), a.size(), op, a.context(), second, cell);
-    return reduce_values<T>(a.storage_values().data(), nullptr, a.nvals(), op, a.context(), second, cell);
+        return reduce_values<T>(a.storage_values().data(), present(a), a.size(), op, a.context(), second, to);
+    return reduce_values<T>(a.storage_values().data(), nullptr, a.nvals(), op, a.context(), second, to);
 }
 template <class T>
 Factor<T> second_factor(const Vector<T>& v, SemiringCode sr) {
@@ -355,16 +388,16 @@ T reduce_all(const Matrix<T>& a, MonoidOp op) {
     return reduce_values<T>(a.storage_values().data(), nullptr, a.nvals(), op, a.context());
 }
 template <class T>
-void reduce_all(const Matrix<T>& a, MonoidOp op, ReduceCell<T>* cell) {
-    reduce_values<T>(a.storage_values().data(), nullptr, a.nvals(), op, a.context(), nullptr, cell);
+void reduce_all(const Matrix<T>& a, MonoidOp op, ScalarTarget<T> to) {
+    reduce_values<T>(a.storage_values().data(), nullptr, a.nvals(), op, a.context(), nullptr, &to);
 }
 template <class T>
 T reduce_all(const Vector<T>& a, MonoidOp op) {
     return vector_values<T>(a, op, nullptr, nullptr);
 }
 template <class T>
-void reduce_all(const Vector<T>& a, MonoidOp op, ReduceCell<T>* cell) {
-    vector_values<T>(a, op, nullptr, cell);
+void reduce_all(const Vector<T>& a, MonoidOp op, ScalarTarget<T> to) {
+    vector_values<T>(a, op, nullptr, &to);
 }
 // u and v are dense (the front end's condition).
 template <class T>
@@ -373,9 +406,9 @@ T inner(const Vector<T>& u, const Vector<T>& v, SemiringCode sr) {
     return vector_values<T>(u, sr.add, &second, nullptr);
 }
 template <class T>
-void inner(const Vector<T>& u, const Vector<T>& v, SemiringCode sr, ReduceCell<T>* cell) {
+void inner(const Vector<T>& u, const Vector<T>& v, SemiringCode sr, ScalarTarget<T> to) {
     const Factor<T> second = second_factor(v, sr);
-    vector_values<T>(u, sr.add, &second, cell);
+    vector_values<T>(u, sr.add, &second, &to);
 }
 
 #define HYBLA_X(T)                                                                           \
@@ -383,9 +416,9 @@ void inner(const Vector<T>& u, const Vector<T>& v, SemiringCode sr, ReduceCell<T
     template T reduce_all<T>(const Matrix<T>&, MonoidOp);                                    \
     template T reduce_all<T>(const Vector<T>&, MonoidOp);                                    \
     template T inner<T>(const Vector<T>&, const Vector<T>&, SemiringCode);                   \
-    template void reduce_all<T>(const Matrix<T>&, MonoidOp, ReduceCell<T>*);                 \
-    template void reduce_all<T>(const Vector<T>&, MonoidOp, ReduceCell<T>*);                 \
-    template void inner<T>(const Vector<T>&, const Vector<T>&, SemiringCode, ReduceCell<T>*);
+    template void reduce_all<T>(const Matrix<T>&, MonoidOp, ScalarTarget<T>);                \
+    template void reduce_all<T>(const Vector<T>&, MonoidOp, ScalarTarget<T>);                \
+    template void inner<T>(const Vector<T>&, const Vector<T>&, SemiringCode, ScalarTarget<T>);
 HYBLA_CUDA_VALUE_TYPES(HYBLA_X)
 #undef HYBLA_X
 
