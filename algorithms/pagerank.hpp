@@ -82,8 +82,7 @@ void check(const Matrix<T>& a, const PageRankOptions& o, const char* who) {
 struct Transition {
     Matrix<double> pt;
     Vector<double> sinks;
-    Index nsinks = 0;        // 0 for most undirected graphs: the iteration then skips the sink mass
-    bool has_sinks = false;
+    Index nsinks = 0;        // 0 for most undirected graphs
     // With feed_sinks: feed(u) = sum over u's arcs u -> w into a sink w of d / outdeg(u), i.e. the rank that
     // u hands to sinks per unit of its own (present where that is not 0).
     Vector<double> feed;
@@ -104,13 +103,12 @@ Transition transition(const Matrix<T>& a, double damping, bool feed_sinks = fals
     std::vector<double> vals;
     scale.extract_tuples(idx, vals);
     const Matrix<double> diag_scale = Matrix<double>::from_tuples(n, n, idx, idx, vals, plus_op{}, ctx);
-    Transition t{Matrix<double>(n, n, ctx), Vector<double>(n, ctx), 0, false, Vector<double>(n, ctx)};
+    Transition t{Matrix<double>(n, n, ctx), Vector<double>(n, ctx), 0, Vector<double>(n, ctx)};
     mxm(t.pt, no_mask, no_accum, plus_times{}, pattern, diag_scale, Descriptor{.transpose_a = true});
     t.sinks = Vector<double>::full(n, 1.0, ctx);
     apply(t.sinks, degree, no_accum, times_op{}, t.sinks, 0.0);  // 0 where there are out-arcs
     t.nsinks = Index(reduce(plus_monoid{}, t.sinks));
-    t.has_sinks = t.nsinks > 0;
-    if (feed_sinks && t.has_sinks) {
+    if (feed_sinks && t.nsinks > 0) {
         Vector<double> into_sinks(n, ctx);
         mxv(into_sinks, no_mask, no_accum, plus_times{}, pattern, t.sinks);  // arcs into sinks, per vertex
         Vector<double> feed(n, ctx);
@@ -152,9 +150,9 @@ Stepper stepper(const Matrix<T>& a, double d) {
     const double nd = double(n);
     std::vector<Index> rows, cols;
     std::vector<double> vals;
-    rows.reserve(n + 3);
-    cols.reserve(n + 3);
-    vals.reserve(n + 3);
+    rows.reserve(2 * n + 3);  // column N, row N (at most n feeders), three more
+    cols.reserve(2 * n + 3);
+    vals.reserve(2 * n + 3);
     auto add = [&](Index i, Index j, double v) {
         rows.push_back(i);
         cols.push_back(j);

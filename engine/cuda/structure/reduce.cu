@@ -269,7 +269,9 @@ struct Factor {
 // vals[p] (x) second->vals[p] where both are present (an inner product). The identity when there is no term.
 // With `to` given, the result is left in its cell in one launch (in stream order, not waited for) and the
 // return value means nothing.
-static_assert(max_parts * sizeof(Part<double>) + 256 <= reduce_scratch_bytes);
+// A Scalar's scratch: the counter at its start, the partials from scratch_parts_at.
+constexpr std::size_t scratch_parts_at = 256;
+static_assert(max_parts * sizeof(Part<double>) + scratch_parts_at <= reduce_scratch_bytes);
 template <class T>
 T reduce_values(const T* vals, const std::uint8_t* present, Offset n, MonoidOp op, const Context& ctx,
                 const Factor<T>* second = nullptr, const ScalarTarget<T>* to = nullptr) {
@@ -284,10 +286,10 @@ T reduce_values(const T* vals, const std::uint8_t* present, Offset n, MonoidOp o
         return monoid_identity<T>(op);
     }
     // Ranges of at least `threads` entries and at most max_parts of them: one term per thread up to 10^6 terms.
-    const Offset chunk = std::max<Offset>(threads, (n + max_parts - 1) / max_parts);
-    const Offset nparts = (n + chunk - 1) / chunk;
+    const Offset range = std::max<Offset>(threads, (n + max_parts - 1) / max_parts);
+    const Offset nparts = (n + range - 1) / range;
     Array<Part<T>> parts(to ? 0 : nparts + 1, ctx);  // + the final result
-    Part<T>* pp = to ? reinterpret_cast<Part<T>*>(static_cast<char*>(to->scratch) + 256) : parts.data();
+    Part<T>* pp = to ? reinterpret_cast<Part<T>*>(static_cast<char*>(to->scratch) + scratch_parts_at) : parts.data();
     RangePass<T> first;
     first.nranges = nparts;
     first.n = n;
@@ -367,19 +369,20 @@ Vector<T> reduce_rows(const Matrix<T>& a, MonoidOp op) {
 
 namespace {
 // With `to` given, the result goes to its cell and the value returned means nothing (reduce_values).
+// A dense vector's presence bytes, or nullptr when it has none (every entry present).
+template <class T>
+const std::uint8_t* present_of(const Vector<T>& x) {
+    return x.storage_bitmap().size() == x.size() ? x.storage_bitmap().data() : nullptr;
+}
 template <class T>
 T vector_values(const Vector<T>& a, MonoidOp op, const Factor<T>* second, const ScalarTarget<T>* to) {
-    auto present = [](const Vector<T>& x) {
-        return x.storage_bitmap().size() == x.size() ? x.storage_bitmap().data() : nullptr;
-    };
     if (a.is_dense())
-        return reduce_values<T>(a.storage_values().data(), present(a), a.size(), op, a.context(), second, to);
+        return reduce_values<T>(a.storage_values().data(), present_of(a), a.size(), op, a.context(), second, to);
     return reduce_values<T>(a.storage_values().data(), nullptr, a.nvals(), op, a.context(), second, to);
 }
 template <class T>
 Factor<T> second_factor(const Vector<T>& v, SemiringCode sr) {
-    return {v.storage_values().data(), v.storage_bitmap().size() == v.size() ? v.storage_bitmap().data() : nullptr,
-            sr.multiply};
+    return {v.storage_values().data(), present_of(v), sr.multiply};
 }
 }  // namespace
 
