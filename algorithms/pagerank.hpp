@@ -1,6 +1,6 @@
 // PageRank on the public API: power iteration with one mxv per step (the teleport and sink terms ride along as
-// two extra entries of the iterate, see pagerank_detail::stepper) and one inner product into a Scalar for the
-// convergence test, read two steps late; and personalized PageRank for many seeds at once with one SpMM per step
+// two extra entries of the iterate, see pagerank_detail::stepper) and, fused with it, one inner product into a
+// Scalar for the convergence test, read two steps late; and personalized PageRank for many seeds at once with one SpMM per step
 // (a DenseMatrix with a column per seed). Everything runs in the input matrix's context, so the same code runs
 // on the CPU and the CUDA backend.
 //
@@ -217,7 +217,7 @@ private:
 
 // PageRank of the graph whose arcs are the entries of the square matrix a (see the top of this file).
 // One mxv per iteration (pagerank_detail::stepper) and, when the L1 change is wanted, one inner product into a
-// Scalar. Iterations t+1 and t+2 are queued before iteration t's change is read, so the GPU never waits for
+// Scalar, fused with the mxv (mxv_inner: on the GPU the SpMV's kernels compute it as they store). Iterations t+1 and t+2 are queued before iteration t's change is read, so the GPU never waits for
 // the host (measured: with one iteration queued ahead the GPU still idled while the host woke up and queued
 // the next); when t converges, the iterations queued after it are dropped.
 template <class T>
@@ -245,8 +245,8 @@ PageRankResult pagerank(const Matrix<T>& a, const PageRankOptions& o = {}) {
             const Vector<double>& from = queued == 0 ? st.start : slot(queued).u;
             Step& to = slot(queued + 1);
             Vector<double> next(n + 2, ctx);
-            mxv(next, no_mask, no_accum, plus_times{}, st.m, from);
-            if (watch) inner(to.change, semiring<plus_monoid, absdiff_op>{}, next, from);
+            if (watch) mxv_inner(next, to.change, plus_times{}, st.m, from, semiring<plus_monoid, absdiff_op>{}, from);
+            else mxv(next, no_mask, no_accum, plus_times{}, st.m, from);
             to.u = std::move(next);
         }
         res.iterations = t;

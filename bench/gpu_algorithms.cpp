@@ -1,6 +1,6 @@
 // gpu_algos: the algorithms of algorithms/ on the GPU against their competitors, in the same run on the same GPU.
 //
-//   gpu_algos [--data DIR] [--graphs a,b,...] [--runs N]
+//   gpu_algos [--data DIR] [--graphs a,b,...] [--runs N] [--probe]
 //
 // pagerank   time per iteration on the CUDA backend, taken as the difference between runs of 45 and 5
 //            iterations (tolerance 0, so every iteration runs with its convergence test) divided by 40: the
@@ -19,7 +19,14 @@
 #include <cuda_runtime.h>
 #include <cusparse.h>
 
+#include <atomic>
 #include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <sys/time.h>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -154,6 +161,143 @@ double per_iteration_ms(int runs, std::size_t lo, std::size_t hi, Run&& run) {
     return median(d);
 }
 
+
+
+// A sampling profiler for --probe (the GPU machine has no perf): SIGPROF every millisecond of CPU time
+// records the call stack; the stacks are written as module+offset for symbolisation elsewhere.
+struct Sampler {
+    static constexpr int depth = 40, max_samples = 20000;
+    static inline void* frames[max_samples][depth];
+    static inline int sizes[max_samples];
+    static inline std::atomic<int> count{0};
+    static void on_signal(int) {
+        const int k = count.fetch_add(1);
+        if (k < max_samples) sizes[k] = backtrace(frames[k], depth);
+    }
+    static void start() {
+        void* warm[4];
+        (void)backtrace(warm, 4);  // the first call may allocate: not in the handler
+        count = 0;
+        signal(SIGPROF, on_signal);
+        itimerval t{{0, 1000}, {0, 1000}};
+        setitimer(ITIMER_PROF, &t, nullptr);
+    }
+    static void stop(const char* path) {
+        itimerval t{};
+        setitimer(ITIMER_PROF, &t, nullptr);
+        std::FILE* f = std::fopen(path, "w");
+        if (!f) return;
+        const int n = std::min<int>(count, max_samples);
+        for (int k = 0; k < n; ++k) {
+            for (int j = 0; j < sizes[k]; ++j) {
+                Dl_info info{};
+                if (dladdr(frames[k][j], &info) && info.dli_fname)
+                    std::fprintf(f, " %s+0x%lx%s%s", std::strrchr(info.dli_fname, '/') ? std::strrchr(info.dli_fname, '/') + 1 : info.dli_fname,
+                                 (unsigned long)((char*)frames[k][j] - (char*)info.dli_fbase), info.dli_sname ? ":" : "",
+                                 info.dli_sname ? info.dli_sname : "");
+                else std::fprintf(f, " ?+%p", frames[k][j]);
+            }
+            std::fprintf(f, "\n");
+        }
+        std::fclose(f);
+    }
+};
+
+// --probe: where a PageRank iteration's time goes on the GPU. Loops over the stepper's matrix (as pagerank
+// runs them): A the mxv alone; B mxv + inner product into a Scalar, read only at the end; C as B, each change
+// read two iterations late; D the two fused (mxv_inner), read as in C (what pagerank does). Per iteration as in per_iteration_ms; "queue" is the host's
+// time to queue the loop (before the final wait), per iteration.
+void probe_graph(const std::string& name, const Matrix<double>& a, int runs) {
+    const Context gpu = Context::cuda();
+    const Matrix<double> g = a.to(gpu);
+    const Index n = a.nrows();
+    const algorithms::pagerank_detail::Stepper st = algorithms::pagerank_detail::stepper(g, 0.85);
+    auto loop = [&](int mode, std::size_t k, double* queue_s) {
+        const auto t0 = std::chrono::steady_clock::now();
+        std::vector<Vector<double>> u;
+        std::vector<Scalar<double>> ch;
+        for (int q = 0; q < 3; ++q) {
+            u.emplace_back(0, gpu);
+            ch.emplace_back(gpu);
+        }
+        double sink = 0;
+        for (std::size_t i = 0; i < k; ++i) {
+            const Vector<double>& from = i == 0 ? st.start : u[(i - 1) % 3];
+            Vector<double> next(n + 2, gpu);
+            if (mode == 3) mxv_inner(next, ch[i % 3], plus_times{}, st.m, from, semiring<plus_monoid, absdiff_op>{}, from);
+            else mxv(next, no_mask, no_accum, plus_times{}, st.m, from);
+            if (mode == 1 || mode == 2) inner(ch[i % 3], semiring<plus_monoid, absdiff_op>{}, next, from);
+            if (mode >= 2 && i >= 2) sink += ch[(i - 2) % 3].value();
+            u[i % 3] = std::move(next);
+        }
+        if (queue_s) *queue_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        return sink;
+    };
+    const char* names[] = {"A mxv", "B mxv+inner", "C mxv+inner+read", "D mxv_inner+read"};
+    std::printf("%-18s probe n=%zu\n", name.c_str(), size_t(n));
+    for (int mode = 0; mode < 4; ++mode) {
+        (void)loop(mode, 5, nullptr);
+        std::vector<double> d, q;
+        for (int r = 0; r < runs; ++r) {
+            double qa = 0, qb = 0;
+            const double ta = seconds_of([&] { (void)loop(mode, 5, &qa); });
+            const double tb = seconds_of([&] { (void)loop(mode, 45, &qb); });
+            d.push_back((tb - ta) * 1e3 / 40);
+            q.push_back((qb - qa) * 1e3 / 40);
+        }
+        std::printf("  %-18s %.4f ms/iteration, queue %.4f ms/iteration\n", names[mode], median(d), median(q));
+    }
+
+    // Host cost per call of the CUDA calls an iteration makes, and of the hybla calls (queue time, then a wait).
+    const auto stream = static_cast<cudaStream_t>(gpu.stream());
+    auto per_call_us = [&](int calls, auto&& f) {
+        cuda_check(cudaDeviceSynchronize(), "sync");
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int c = 0; c < calls; ++c) f();
+        const double q = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        cuda_check(cudaDeviceSynchronize(), "sync");
+        return q * 1e6 / calls;
+    };
+    void* buf = nullptr;
+    cuda_check(cudaMalloc(&buf, 1 << 20), "cudaMalloc");
+    cudaEvent_t ev;
+    cuda_check(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), "event");
+    std::printf("  host us/call: mallocAsync+freeAsync %.2f, memsetAsync %.2f, eventRecord %.2f, setDevice %.2f, "
+                "getLastError %.2f, streamQuery %.2f\n",
+                per_call_us(1000, [&] {
+                    void* p = nullptr;
+                    cudaMallocAsync(&p, 300000, stream);
+                    cudaFreeAsync(p, stream);
+                }),
+                per_call_us(1000, [&] { cudaMemsetAsync(buf, 0, 8, stream); }),
+                per_call_us(1000, [&] { cudaEventRecord(ev, stream); }),
+                per_call_us(1000, [&] { cudaSetDevice(0); }),
+                per_call_us(1000, [&] { (void)cudaGetLastError(); }),
+                per_call_us(1000, [&] { (void)cudaStreamQuery(stream); }));
+    cudaEventDestroy(ev);
+    cudaFree(buf);
+    if (const char* dir = std::getenv("PROBE_STACKS")) {
+        for (int mode = 0; mode < 3; mode += 2) {
+            Sampler::start();
+            for (int r = 0; r < 600; ++r) (void)loop(mode, 100, nullptr);
+            cuda_check(cudaDeviceSynchronize(), "sync");
+            Sampler::stop((std::string(dir) + "/" + name + (mode ? ".pagerank" : ".mxv") + ".stacks").c_str());
+        }
+    }
+    Vector<double> x = st.start, y(n + 2, gpu);
+    Scalar<double> s(gpu);
+    std::printf("  host us/call: Vector(n) %.2f, mxv %.2f, inner %.2f, inner+value %.2f, Vector copy %.2f\n",
+                per_call_us(1000, [&] { Vector<double> v(n + 2, gpu); }),
+                per_call_us(200, [&] { mxv(y, no_mask, no_accum, plus_times{}, st.m, x); }),
+                per_call_us(200, [&] { inner(s, semiring<plus_monoid, absdiff_op>{}, y, x); }),
+                per_call_us(200, [&] {
+                    inner(s, semiring<plus_monoid, absdiff_op>{}, y, x);
+                    (void)s.value();
+                }),
+                per_call_us(200, [&] { Vector<double> c = x; }));
+    std::fflush(stdout);
+}
+
 bool bench_graph(const std::string& name, const Matrix<double>& a, int runs, cusparseHandle_t handle) {
     const Context gpu = Context::cuda();
     const Matrix<double> g = a.to(gpu);
@@ -229,6 +373,7 @@ int main(int argc, char** argv) {
     std::string data;
     std::vector<std::string> graphs;
     int runs = 5;
+    bool probe = false;
     for (int i = 1; i < argc; ++i) {
         const std::string s = argv[i];
         if ((s == "--data" || s == "--graphs" || s == "--runs") && i + 1 >= argc) {
@@ -238,8 +383,9 @@ int main(int argc, char** argv) {
         if (s == "--data") data = argv[++i];
         else if (s == "--graphs") graphs = split_list(argv[++i]);
         else if (s == "--runs") runs = std::max(1, std::atoi(argv[++i]));
+        else if (s == "--probe") probe = true;
         else if (s == "-h" || s == "--help") {
-            std::printf("usage: gpu_algos [--data DIR] [--graphs a,b,...] [--runs N]\n");
+            std::printf("usage: gpu_algos [--data DIR] [--graphs a,b,...] [--runs N] [--probe]\n");
             return 0;
         } else {
             std::fprintf(stderr, "gpu_algos: unknown argument %s (try --help)\n", s.c_str());
@@ -269,7 +415,8 @@ int main(int argc, char** argv) {
                 std::printf("%-18s skipped: %s\n", name.c_str(), e.what());
                 continue;
             }
-            ok = bench_graph(name, a, runs, handle) && ok;
+            if (probe) probe_graph(name, a, runs);
+            else ok = bench_graph(name, a, runs, handle) && ok;
         }
         cusparseDestroy(handle);
         return ok ? 0 : 1;

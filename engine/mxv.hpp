@@ -6,6 +6,8 @@
 #include "engine/cpu/spmv.hpp"
 #include "engine/cpu/vector_write.hpp"
 #include "engine/cuda/dispatch.hpp"
+#include "engine/reduce.hpp"
+#include "engine/scalar.hpp"
 #include "engine/trace.hpp"
 
 namespace hybla {
@@ -98,6 +100,54 @@ void vxm(Vector<TW>& w, const MaskT& mask, Accum accum, Sr, const Vector<TU>& u,
                                a.has_cached_transpose() ? &a.transposed() : nullptr, u, d);
     else
         detail::spmv<Sr, true>(w, mask, accum, [&]() -> const Matrix<TA>& { return a.transposed(); }, &a, u, d);
+}
+
+// w = op(A) ⊕.⊗ u and s = inner(sr2, w, v) together: the same as
+//     mxv(w, no_mask, no_accum, sr, a, u, d);  inner(s, sr2, w, v_before);
+// where v_before is v as it was on entry (v may be w itself, or u). A hybla extension for iterations that
+// step with one product and test their change with an inner product (PageRank: the L1 change of the iterate is
+// inner(semiring<plus_monoid, absdiff_op>, r_next, r)). On the GPU, with plus_times on float or double, u and v
+// full, the inner product is computed by the SpMV's own kernels as they store w, so the step costs no extra
+// launch; otherwise, and on the CPU, it is the two operations. s's result is queued like inner's.
+template <class Sr, class Sr2, class T>
+void mxv_inner(Vector<T>& w, Scalar<T>& s, Sr sr, const Matrix<T>& a, const Vector<T>& u, Sr2 sr2, const Vector<T>& v,
+               const Descriptor& d = {}) {
+    const Index m = detail::rows_of(a, d.transpose_a), n = detail::cols_of(a, d.transpose_a);
+    detail::require(u.size() == n, "mxv_inner", "A is " + detail::shape(m, n) + " (after transpose) but u has size " +
+                                                    std::to_string(u.size()));
+    detail::require(w.size() == m, "mxv_inner", "w has size " + std::to_string(w.size()) + " but A has " +
+                                                    std::to_string(m) + " rows (after transpose)");
+    detail::require(v.size() == m, "mxv_inner", "v has size " + std::to_string(v.size()) + " but A has " +
+                                                    std::to_string(m) + " rows (after transpose)");
+    detail::same_context("mxv_inner", w, a, u, v);
+    detail::same_context("mxv_inner", s, w);
+    if constexpr (std::is_same_v<Sr, plus_times> && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
+        HYBLA_ON_GPU(w) {
+            const bool full = [](const Vector<T>& x) { return x.is_dense() && x.nvals() == x.size(); }(u) &&
+                              v.is_dense() && v.nvals() == v.size();
+            if (full && m > 0) {
+                const cuda::SemiringCode code2 = cuda_dispatch::semiring_code<Sr2>("mxv_inner");
+                const Matrix<T>& rows = d.transpose_a ? a.transposed() : a;
+                trace("mxv_inner: pull on the GPU with the inner product in the same kernels, %zu rows", size_t(m));
+                detail::to_scalar(
+                    s, no_accum, w.context(),
+                    [&](cuda::ScalarTarget<T> to) {
+                        w = cuda::spmv_inner(rows, u, v, code2, to);
+                        return cuda::monoid_identity<T>(code2.add);
+                    },
+                    [] { return T{}; });  // not reached: the GPU queues
+                return;
+            }
+        }
+    }
+    if (&v == &w) {  // inner with v as it was
+        const Vector<T> before = v;
+        mxv(w, no_mask, no_accum, sr, a, u, d);
+        inner(s, sr2, w, before);
+    } else {
+        mxv(w, no_mask, no_accum, sr, a, u, d);
+        inner(s, sr2, w, v);
+    }
 }
 
 }  // namespace hybla

@@ -188,9 +188,10 @@ Vector<double> random_real_vector(ref::Gen& g, Index n, Index nvals) {
     }
     return Vector<double>::from_tuples(n, idx, v);
 }
-bool identical(const Vector<double>& x, const Vector<double>& y) {
+template <class T>
+bool identical(const Vector<T>& x, const Vector<T>& y) {
     std::vector<Index> ix, iy;
-    std::vector<double> vx, vy;
+    std::vector<T> vx, vy;
     x.extract_tuples(ix, vx);
     y.extract_tuples(iy, vy);
     return x.size() == y.size() && ix == iy && vx == vy;
@@ -259,6 +260,120 @@ void check_accumulate_full(std::uint64_t seed) {
 TEST_CASE("mxv and vxm accumulating into a full vector against the reference", "[mxv][accumulate]") {
     check_accumulate_full<double>(71);
     check_accumulate_full<float>(72);
+}
+
+namespace {
+// mxv_inner: w = A u and s = inner(sr2, w, v) in one call (on the GPU, with plus_times and u, v full, in the
+// SpMV's own kernels). Against brute force, and against mxv followed by inner: sizes 0, 1, odd, rows long
+// enough to span several of the GPU's tiles, empty rows; u and v full or with holes; A transposed or not; v
+// being w itself or u.
+template <class T, class Sr2>
+void check_mxv_inner(std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    // 40000: one row of 40000 entries, more than 32 tiles (the fixup's warp-wide path). Under compute-sanitizer
+    // (HYBLA_TEST_QUICK) the sizes up to 6001.
+    const char* quick = std::getenv("HYBLA_TEST_QUICK");
+    const bool all = !(quick && *quick && *quick != '0');
+    for (Index n : {Index(0), Index(1), Index(7), Index(1000), Index(6001), Index(40000)}) {
+        if (n > 6001 && !all) continue;
+        std::vector<Index> rows, cols;
+        std::vector<T> vals;
+        for (Index i = 0; i < n; ++i) {
+            const bool hub = n > 10000 ? i == 3 : i % 500 == 3;
+            const Index deg = hub ? n : rng() % 4 == 0 ? 0 : Index(rng() % 6);
+            for (Index k = 0; k < deg; ++k) {
+                rows.push_back(i);
+                cols.push_back(hub ? k : Index(rng() % n));
+                vals.push_back(T(double(rng() % 17) / 8 - 1));
+            }
+        }
+        const Matrix<T> a = Matrix<T>::from_tuples(n, n, rows, cols, vals, plus_op{});
+        for (int form = 0; form < 16; ++form) {
+            const bool u_full = form & 1, v_full = form & 2, transposed = form & 4, alias = form & 8;
+            std::vector<std::optional<T>> u0(n), v0(n);
+            for (Index i = 0; i < n; ++i) {
+                if (u_full || rng() % 3) u0[i] = T(double(rng() % 9) / 4 - 1);
+                if (v_full || rng() % 3) v0[i] = T(double(rng() % 33) / 16);
+            }
+            auto to_vec = [&](const std::vector<std::optional<T>>& x) {
+                std::vector<Index> idx;
+                std::vector<T> val;
+                for (Index i = 0; i < n; ++i)
+                    if (x[i]) {
+                        idx.push_back(i);
+                        val.push_back(*x[i]);
+                    }
+                Vector<T> r = Vector<T>::from_tuples(n, idx, val);
+                r.to_dense();
+                return r;
+            };
+            // The reference, in double: w(i) present where a term exists; s over the rows present in w and v.
+            std::vector<std::optional<double>> want_w(n);
+            for (std::size_t e = 0; e < rows.size(); ++e) {
+                const Index i = transposed ? cols[e] : rows[e], k = transposed ? rows[e] : cols[e];
+                if (u0[k]) want_w[i] = want_w[i].value_or(0) + double(vals[e]) * double(*u0[k]);
+            }
+            // alias: v is w itself (w holds v's values on entry).
+            const std::vector<std::optional<T>>& vin = v0;
+            std::optional<T> want_s;
+            for (Index i = 0; i < n; ++i)
+                if (want_w[i] && vin[i]) {
+                    const T t = Sr2::template multiply<T>(T(*want_w[i]), *vin[i]);
+                    want_s = want_s ? Sr2::template add<T>(*want_s, t) : t;
+                }
+            const Vector<T> u = to_vec(u0);
+            Vector<T> v = to_vec(v0);
+            Vector<T> w(n);
+            Scalar<T> s(T(5));  // overwritten
+            const Descriptor d{.transpose_a = transposed};
+            if (alias) mxv_inner(v, s, plus_times{}, a, u, Sr2{}, v, d);
+            else mxv_inner(w, s, plus_times{}, a, u, Sr2{}, v, d);
+            const Vector<T>& got = alias ? v : w;
+            INFO("seed " << seed << " n=" << n << " u full " << u_full << " v full " << v_full << " transposed "
+                         << transposed << " v is w " << alias);
+            const Vector<T> h = got.to(Context::cpu());
+            for (Index i = 0; i < n; ++i) {
+                INFO("w(" << i << ")");
+                REQUIRE(h.get(i).has_value() == want_w[i].has_value());
+                if (want_w[i]) REQUIRE(ref::close(*h.get(i), T(*want_w[i]), tol<T>() * 10));
+            }
+            REQUIRE(s.nvals() == 1);
+            const T identity = Sr2::add_monoid::template identity<T>();
+            REQUIRE(ref::close(s.value(), want_s.value_or(identity), tol<T>() * 10));
+            // The two operations apart give the same w and, up to rounding, the same s.
+            Vector<T> w2(n);
+            mxv(w2, no_mask, no_accum, plus_times{}, a, u, d);
+            Scalar<T> s2;
+            inner(s2, Sr2{}, w2, to_vec(v0));
+            REQUIRE(identical(w2.to(Context::cpu()), h));
+            REQUIRE(ref::close(s.value(), s2.value(), tol<T>()));
+            if constexpr (std::is_same_v<Sr2, any_first>) REQUIRE(s.value() == s2.value());  // the first row's
+        }
+    }
+}
+}  // namespace
+
+TEST_CASE("mxv_inner equals mxv then inner and the reference", "[mxv][inner]") {
+    check_mxv_inner<double, semiring<plus_monoid, absdiff_op>>(81);
+    check_mxv_inner<float, semiring<plus_monoid, absdiff_op>>(82);
+    check_mxv_inner<double, plus_times>(83);
+    check_mxv_inner<double, semiring<max_monoid, absdiff_op>>(84);
+    check_mxv_inner<double, any_first>(85);
+}
+
+TEST_CASE("mxv_inner: operands of the wrong size throw DimensionMismatch naming them", "[mxv][inner][errors]") {
+    using Catch::Matchers::Contains;
+    const Matrix<double> a(3, 4);
+    const Vector<double> u4 = Vector<double>::full(4, 1.0), v3 = Vector<double>::full(3, 1.0), v4 = u4;
+    Vector<double> w3(3), w4(4);
+    Scalar<double> s(2.0);
+    REQUIRE_THROWS_WITH(mxv_inner(w3, s, plus_times{}, a, u4, plus_times{}, v4),
+                        Contains("mxv_inner") && Contains("v has size 4") && Contains("3 rows"));
+    REQUIRE_THROWS_WITH(mxv_inner(w4, s, plus_times{}, a, u4, plus_times{}, v3),
+                        Contains("mxv_inner") && Contains("w has size 4"));
+    REQUIRE_THROWS_WITH(mxv_inner(w3, s, plus_times{}, a, v3, plus_times{}, v3),
+                        Contains("mxv_inner") && Contains("u has size 3"));
+    CHECK(s.value() == 2.0);  // untouched
 }
 
 TEST_CASE("mxv and vxm: push over a small frontier equals pull and the reference", "[mxv][push]") {

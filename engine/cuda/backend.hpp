@@ -87,6 +87,7 @@ struct ReduceCell {
     T val;
 };
 inline constexpr std::size_t reduce_scratch_bytes = 256 + 4096 * 16;
+inline constexpr std::size_t reduce_scratch_parts_at = 256;  // block partials from here, the ticket at 0
 template <class T>
 struct ScalarTarget {
     ReduceCell<T>* cell;
@@ -116,6 +117,10 @@ Vector<T> spmv(const Matrix<T>& m, const Vector<T>& u, SemiringCode sr, bool fli
 // w + M u over plus_times in one pass (the SpMV's stores add w): u and w full; float and double only.
 template <class T>
 Vector<T> spmv_plus_accumulate(const Matrix<T>& m, const Vector<T>& u, const Vector<T>& w);
+// M u over plus_times and, queued into `to` from the same kernels, ⊕ over i of (M u)(i) ⊗ v(i) under sr2 (the
+// rows of M u that are present): u and v full, v of M's row count, M with at least one row; float and double.
+template <class T>
+Vector<T> spmv_inner(const Matrix<T>& m, const Vector<T>& u, const Vector<T>& v, SemiringCode sr2, ScalarTarget<T> to);
 template <class T> DenseMatrix<T> spmm(const Matrix<T>& a, const DenseMatrix<T>& b, SemiringCode sr);
 // T(i,j) = ⊕_x A(i,x) ⊗ Bt(j,x) over the mask's pattern.
 template <class T>

@@ -18,7 +18,12 @@
 //            goes to a carry slot.
 //   fixup    adds the carries of the tiles before a row's last tile, in order (a warp splits long runs).
 // The tile and fixup kernels are launched as programmatic dependents (Hopper), so that their launch
-// latency hides behind the kernel before them.
+// latency hides behind the kernel before them. A matrix's plan (tile starts, count, carries) is cached on it,
+// so a repeated call launches the tile and fixup kernels only and allocates nothing but its result.
+// spmv_inner: the same kernels also reduce (M u)(i) ⊗ v(i) into a Scalar's cell (PageRank's L1 change) as
+// they store M u: the tile kernel per tile, the fixup kernel for the rows spanning tiles and, in its last
+// block, over everything. Launches cost the host 4.4-5.4 us each on the GPU machine, more than a small
+// graph's SpMV kernels run, so one launch less per iteration is what counts there.
 // Sums run in increasing k inside a thread and combine in increasing k across threads and tiles, so the
 // any monoid keeps the first term, as on the CPU; floating sums differ from the CPU only by rounding.
 // No floating atomics: the result is the same on every run.
@@ -33,6 +38,8 @@
 #include <type_traits>
 
 #include "engine/cuda/backend.hpp"
+#include "engine/cuda/launch.cuh"
+#include "engine/cuda/parts.cuh"
 #include "engine/cuda/opcodes.hpp"
 #include "engine/cuda/runtime.hpp"
 #include "engine/matrix.hpp"
@@ -88,6 +95,14 @@ __device__ __forceinline__ T load_ro(const T* p) {
     else if constexpr (sizeof(T) == 4) return narrow<T>(__ldg(reinterpret_cast<const unsigned*>(p)));
     else return narrow<T>(__ldg(reinterpret_cast<const unsigned long long*>(p)));
 }
+// Written earlier in the same kernel by other blocks (the last block's fixup): read from L2.
+template <class T>
+__device__ __forceinline__ T load_cg(const T* p) {
+    if constexpr (sizeof(T) == 1) return narrow<T>(__ldcg(reinterpret_cast<const unsigned char*>(p)));
+    else if constexpr (sizeof(T) == 2) return narrow<T>(__ldcg(reinterpret_cast<const unsigned short*>(p)));
+    else if constexpr (sizeof(T) == 4) return narrow<T>(__ldcg(reinterpret_cast<const unsigned*>(p)));
+    else return narrow<T>(__ldcg(reinterpret_cast<const unsigned long long*>(p)));
+}
 template <class T>
 __device__ __forceinline__ T shfl_up(T v, unsigned d) {
     return narrow<T>(__shfl_up_sync(0xffffffffu, widen<word_t<T>>(v), d));
@@ -134,20 +149,6 @@ __device__ __forceinline__ Carry<T> shfl_down(const Carry<T>& c, unsigned d) {
 __device__ __forceinline__ bool row_allowed(const MaskPattern& mask, Index r) {
     if (!mask.offsets) return true;
     return (mask.offsets[r + 1] > mask.offsets[r]) != mask.complement;
-}
-
-// Programmatic dependent launch (Hopper): the next kernel on the stream is launched while this one runs
-// and waits in wait_for_previous_kernel until this one has finished and its writes are visible, so the
-// launch latency between the three kernels is hidden. Without the launch attribute both are no-ops.
-__device__ __forceinline__ void wait_for_previous_kernel() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void allow_next_kernel() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
 }
 
 // Row i owns the merge-path diagonals [i + off[i], i + off[i+1]] (its entries, then its end), so the tiles
@@ -221,6 +222,125 @@ __global__ void __launch_bounds__(kPrepareBlock)
     }
 }
 
+// The fused inner product (spmv_inner): s = ⊕ over the present rows of y(r) ⊗ v(r), combined in position
+// order. The tile kernel leaves the part of the rows it completes in tile_part[t]; the fixup kernel adds the
+// rows it completes (those spanning tiles), combines per block, and its last block writes the Scalar's cell.
+template <class T>
+struct ChangeArgs {
+    const T* v = nullptr;  // nullptr: no inner product
+    BinaryOp multiply = BinaryOp::times;
+    MonoidOp add = MonoidOp::plus;
+    parts::Part<T>* tile_part = nullptr;    // one per tile
+    parts::Part<T>* block_part = nullptr;   // one per fixup block (the Scalar's scratch)
+    unsigned* ticket = nullptr;             // the Scalar's scratch, zero between uses
+    parts::Part<T>* out = nullptr;          // the Scalar's cell
+};
+
+// Row r gets the carries of the tiles that hold its beginning but not its end; its last tile wrote the rest.
+template <class T, class Sr, bool kGeneral>
+__device__ void apply_carry(Index r, const Carry<T>& c, T* y, std::uint8_t* ybm, const Sr& sr,
+                            const MaskPattern& mask, unsigned long long* counter, const T* w_in) {
+    if (!c.has) return;
+    if constexpr (kGeneral) {
+        if (!row_allowed(mask, r)) return;
+    } else {
+        if (w_in) {  // accumulating: the row's last tile left its own part only (see spmv_tiles)
+            y[r] = sr.add(w_in[r], sr.add(c.val, load_cg(y + r)));
+            return;
+        }
+    }
+    if (load_cg(ybm + r)) {
+        y[r] = sr.add(c.val, load_cg(y + r));
+    } else {
+        y[r] = c.val;
+        ybm[r] = 1;
+        if (kGeneral && counter) atomicAdd(counter, 1ull);
+    }
+}
+
+// The fixup of the tiles base + threadIdx.x for base = first, first + stride, ... (the same count for every
+// thread of a warp). Carries and rows are read from L2: in the tile kernel's last block they were written by
+// other blocks of the same kernel.
+template <class T, class Sr, bool kGeneral>
+__device__ void fixup_tiles(std::uint64_t first, std::uint64_t stride, Index n, std::uint64_t ntiles,
+                            const Index* __restrict__ tile_row, const T* __restrict__ carry_val,
+                            const std::uint8_t* __restrict__ carry_has, T* __restrict__ y,
+                            std::uint8_t* __restrict__ ybm, const Sr& sr, const MaskPattern& mask,
+                            unsigned long long* __restrict__ counter, const T* __restrict__ w_in,
+                            const ChangeArgs<T>& ch, parts::Part<T>& acc) {
+    const int lane = threadIdx.x & 31;
+    // The inner product's term of a row completed here (its final value was just written by this thread). The
+    // fixup completes exactly the rows whose carries hold terms, i.e. (every entry being a term where the inner
+    // product is fused) the rows with entries before their last tile, which is the row the tile kernel skips;
+    // a run of carries without terms (a row starting exactly at a tile's start) leaves the row to its tile.
+    auto add_term = [&](Index r) {
+        if constexpr (!kGeneral) {
+            if (ch.v) acc = parts::combine(ch.add, acc, parts::Part<T>{r, apply_binary<T>(ch.multiply, load_cg(y + r), ch.v[r])});
+        }
+    };
+    for (std::uint64_t base = first; base < ntiles; base += stride) {
+        const std::uint64_t t = base + threadIdx.x;
+        bool is_long = false;
+        std::uint64_t len = 0;
+        Index r = 0;
+        // Tile t's carry belongs to row tile_row[t+1]; the first tile carrying a row sums the whole run.
+        if (t < ntiles) {
+            if constexpr (!kGeneral) {
+                if (ch.v) acc = parts::combine(ch.add, acc, ch.tile_part[t]);
+            }
+            r = tile_row[t + 1];
+            if (r < n && (t == 0 || tile_row[t] != r)) {
+                // Row r ends in a later tile, so t + 2 <= ntiles.
+                if (tile_row[t + 2] != r) {
+                    len = 1;
+                } else {
+                    std::uint64_t lo = t + 3, hi = ntiles;
+                    while (lo < hi) {
+                        const std::uint64_t mid = lo + (hi - lo) / 2;
+                        if (tile_row[mid] == r) lo = mid + 1;
+                        else hi = mid;
+                    }
+                    len = lo - 1 - t;
+                }
+                if (len <= 32) {
+                    Carry<T> c{0, 0, T{}};
+                    for (std::uint64_t q = t; q < t + len; ++q)
+                        c = combine(sr, c, Carry<T>{0, load_cg(carry_has + q), load_cg(carry_val + q)});
+                    apply_carry<T, Sr, kGeneral>(r, c, y, ybm, sr, mask, counter, w_in);
+                    if (c.has) add_term(r);
+                } else {
+                    is_long = true;
+                }
+            }
+        }
+        // Long runs (rows spanning more than 32 tiles): the warp takes one at a time, each lane a contiguous
+        // stretch, then an ordered tree.
+        unsigned many = __ballot_sync(0xffffffffu, is_long);
+        while (many) {
+            const int src = __ffs(many) - 1;
+            many &= many - 1;
+            const std::uint64_t t0 = __shfl_sync(0xffffffffu, t, src);
+            const std::uint64_t l0 = __shfl_sync(0xffffffffu, len, src);
+            const Index row = __shfl_sync(0xffffffffu, r, src);
+            const std::uint64_t per = (l0 + 31) / 32;
+            const std::uint64_t beg = t0 + std::min<std::uint64_t>(l0, lane * per);
+            const std::uint64_t end = t0 + std::min<std::uint64_t>(l0, (lane + 1) * per);
+            Carry<T> c{0, 0, T{}};
+            for (std::uint64_t q = beg; q < end; ++q)
+                c = combine(sr, c, Carry<T>{0, load_cg(carry_has + q), load_cg(carry_val + q)});
+#pragma unroll
+            for (int d = 1; d < 32; d <<= 1) {
+                const Carry<T> o = shfl_down(c, d);
+                if ((lane & (2 * d - 1)) == 0) c = combine(sr, c, o);
+            }
+            if (lane == 0) {
+                apply_carry<T, Sr, kGeneral>(row, c, y, ybm, sr, mask, counter, w_in);
+                if (c.has) add_term(row);
+            }
+        }
+    }
+}
+
 // One tile of the merge path per block (grid-stride when there are more tiles than blocks).
 // kGeneral: u may have a bitmap (xbm), rows may be masked, and present rows are counted into counter
 // (when counter is given); without it every entry is a term and no row is masked.
@@ -231,7 +351,7 @@ __global__ void __launch_bounds__(Shape::block, Shape::min_blocks)
                std::uint64_t ntiles, const Index* __restrict__ tile_row, T* __restrict__ y,
                std::uint8_t* __restrict__ ybm, T* __restrict__ carry_val, std::uint8_t* __restrict__ carry_has,
                Sr sr, bool flip, MaskPattern mask, unsigned long long* __restrict__ counter,
-               const T* __restrict__ w_in) {
+               const T* __restrict__ w_in, ChangeArgs<T> ch) {
     constexpr int kBlock = Shape::block, kItems = Shape::items, kTile = Shape::tile;
     __shared__ std::uint32_t s_end[kTile + 1];  // row ends, relative to the tile's first entry
     __shared__ T s_prod[kTile];
@@ -358,6 +478,7 @@ __global__ void __launch_bounds__(Shape::block, Shape::min_blocks)
         }
         __syncthreads();
         unsigned long long present_rows = 0;
+        parts::Part<T> term{parts::none, T{}};  // the inner product's terms of the rows completed here
         for (int j = threadIdx.x; j < nr; j += kBlock) {
             const Index row = r0 + j;
             bool present = s_yb[j];
@@ -377,6 +498,17 @@ __global__ void __launch_bounds__(Shape::block, Shape::min_blocks)
             }
             y[row] = present ? s_y[j] : T{};
             ybm[row] = present;
+            if constexpr (!kGeneral) {
+                // A row with entries in earlier tiles is completed by the fixup, which adds its term.
+                if (ch.v && present && !(j == 0 && off[row] < k0))
+                    term = parts::combine(ch.add, term, parts::Part<T>{row, apply_binary<T>(ch.multiply, s_y[j], ch.v[row])});
+            }
+        }
+        if constexpr (!kGeneral) {
+            if (ch.v) {
+                const parts::Part<T> b = parts::block_combine<kBlock>(ch.add, term);
+                if (threadIdx.x == 0) ch.tile_part[t] = b;
+            }
         }
         if constexpr (kGeneral) {
             if (counter) {
@@ -389,87 +521,21 @@ __global__ void __launch_bounds__(Shape::block, Shape::min_blocks)
     allow_next_kernel();
 }
 
-// Row r gets the carries of the tiles that hold its beginning but not its end; its last tile wrote the rest.
-template <class T, class Sr, bool kGeneral>
-__device__ void apply_carry(Index r, const Carry<T>& c, T* y, std::uint8_t* ybm, const Sr& sr,
-                            const MaskPattern& mask, unsigned long long* counter, const T* w_in) {
-    if (!c.has) return;
-    if constexpr (kGeneral) {
-        if (!row_allowed(mask, r)) return;
-    } else {
-        if (w_in) {  // accumulating: the row's last tile left its own part only (see spmv_tiles)
-            y[r] = sr.add(w_in[r], sr.add(c.val, y[r]));
-            return;
-        }
-    }
-    if (ybm[r]) {
-        y[r] = sr.add(c.val, y[r]);
-    } else {
-        y[r] = c.val;
-        ybm[r] = 1;
-        if (kGeneral && counter) atomicAdd(counter, 1ull);
-    }
-}
-
 template <class T, class Sr, bool kGeneral>
 __global__ void __launch_bounds__(kFixupBlock)
     spmv_fixup(Index n, std::uint64_t ntiles, const Index* __restrict__ tile_row, const T* __restrict__ carry_val,
                const std::uint8_t* __restrict__ carry_has, T* __restrict__ y, std::uint8_t* __restrict__ ybm, Sr sr,
-               MaskPattern mask, unsigned long long* __restrict__ counter, const T* __restrict__ w_in) {
-    const int lane = threadIdx.x & 31;
+               MaskPattern mask, unsigned long long* __restrict__ counter, const T* __restrict__ w_in,
+               ChangeArgs<T> ch) {
     wait_for_previous_kernel();  // the carries come from spmv_tiles
-    const std::uint64_t stride = std::uint64_t(gridDim.x) * blockDim.x;
-    for (std::uint64_t base = std::uint64_t(blockIdx.x) * blockDim.x; base < ntiles; base += stride) {
-        const std::uint64_t t = base + threadIdx.x;
-        bool is_long = false;
-        std::uint64_t len = 0;
-        Index r = 0;
-        // Tile t's carry belongs to row tile_row[t+1]; the first tile carrying a row sums the whole run.
-        if (t < ntiles) {
-            r = tile_row[t + 1];
-            if (r < n && (t == 0 || tile_row[t] != r)) {
-                // Row r ends in a later tile, so t + 2 <= ntiles.
-                if (tile_row[t + 2] != r) {
-                    len = 1;
-                } else {
-                    std::uint64_t lo = t + 3, hi = ntiles;
-                    while (lo < hi) {
-                        const std::uint64_t mid = lo + (hi - lo) / 2;
-                        if (tile_row[mid] == r) lo = mid + 1;
-                        else hi = mid;
-                    }
-                    len = lo - 1 - t;
-                }
-                if (len <= 32) {
-                    Carry<T> c{0, 0, T{}};
-                    for (std::uint64_t q = t; q < t + len; ++q)
-                        c = combine(sr, c, Carry<T>{0, carry_has[q], carry_val[q]});
-                    apply_carry<T, Sr, kGeneral>(r, c, y, ybm, sr, mask, counter, w_in);
-                } else {
-                    is_long = true;
-                }
-            }
-        }
-        // Long runs (rows spanning more than 32 tiles): the warp takes one at a time, each lane a contiguous
-        // stretch, then an ordered tree.
-        unsigned many = __ballot_sync(0xffffffffu, is_long);
-        while (many) {
-            const int src = __ffs(many) - 1;
-            many &= many - 1;
-            const std::uint64_t t0 = __shfl_sync(0xffffffffu, t, src);
-            const std::uint64_t l0 = __shfl_sync(0xffffffffu, len, src);
-            const Index row = __shfl_sync(0xffffffffu, r, src);
-            const std::uint64_t per = (l0 + 31) / 32;
-            const std::uint64_t beg = t0 + std::min<std::uint64_t>(l0, lane * per);
-            const std::uint64_t end = t0 + std::min<std::uint64_t>(l0, (lane + 1) * per);
-            Carry<T> c{0, 0, T{}};
-            for (std::uint64_t q = beg; q < end; ++q) c = combine(sr, c, Carry<T>{0, carry_has[q], carry_val[q]});
-#pragma unroll
-            for (int d = 1; d < 32; d <<= 1) {
-                const Carry<T> o = shfl_down(c, d);
-                if ((lane & (2 * d - 1)) == 0) c = combine(sr, c, o);
-            }
-            if (lane == 0) apply_carry<T, Sr, kGeneral>(row, c, y, ybm, sr, mask, counter, w_in);
+    allow_next_kernel();         // the next kernel may be scheduled; it waits for this one's results
+    parts::Part<T> acc{parts::none, T{}};
+    fixup_tiles<T, Sr, kGeneral>(std::uint64_t(blockIdx.x) * blockDim.x, std::uint64_t(gridDim.x) * blockDim.x, n,
+                                 ntiles, tile_row, carry_val, carry_has, y, ybm, sr, mask, counter, w_in, ch, acc);
+    if constexpr (!kGeneral) {
+        if (ch.v) {
+            const parts::Part<T> b = parts::block_combine<kFixupBlock>(ch.add, acc);
+            parts::finish_by_last_block<kFixupBlock>(ch.add, b, ch.block_part, ch.ticket, ch.out);
         }
     }
 }
@@ -542,46 +608,36 @@ inline unsigned long long next_epoch() {
     return epochs.fetch_add(1, std::memory_order_relaxed) & ((1ull << 61) - 1);
 }
 
-// Programmatic dependent launch needs compute capability 9.0.
-inline bool dependent_launch(int device) {
-    static std::atomic<int> major[64];
-    int v = major[device].load(std::memory_order_relaxed);
-    if (v == 0) {
-        check(cudaDeviceGetAttribute(&v, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
-        major[device].store(v, std::memory_order_relaxed);
-    }
-    return v >= 9;
-}
-// Launches kernel as a programmatic dependent of the stream's previous kernel (see wait_for_previous_kernel).
-template <class... Params, class... Args>
-void launch_after_previous(void (*kernel)(Params...), unsigned blocks, unsigned threads, cudaStream_t stream,
-                           int device, const char* what, Args... args) {
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = dim3(blocks);
-    cfg.blockDim = dim3(threads);
-    cfg.dynamicSmemBytes = 0;
-    cfg.stream = stream;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = dependent_launch(device) ? 1 : 0;
-    check(cudaLaunchKernelEx(&cfg, kernel, Params(args)...), what);
-}
-
 // What spmv_prepare finds from a matrix's pattern alone: the tile starts and the number of non-empty rows. Kept
 // on the matrix (Matrix::cache_plan) once a full-vector, unmasked call has waited for them, so later calls skip
-// the prepare kernel and know their result's nvals without waiting, as cuSPARSE's calls do.
+// the prepare kernel and know their result's nvals without waiting, as cuSPARSE's calls do. The plan also
+// holds the calls' carries (a matrix's calls are ordered on its context's stream), so that a
+// call needs no scratch allocation.
 struct TilePlan {
     int tile = 0;
     Array<Index> tile_row;
     Index nonempty_rows = 0;
+    Array<unsigned char> work;
+};
+
+// Scratch layout for ntiles tiles after `start` bytes: carry values, carry flags, the present-row counter, the
+// tiles' parts of a fused inner product.
+template <class T>
+struct WorkLayout {
+    std::size_t carry_at, has_at, counter_at, part_at, bytes;
+    WorkLayout(std::size_t start, std::uint64_t ntiles)
+        : carry_at((start + 15) / 16 * 16),
+          has_at(carry_at + ntiles * sizeof(T)),
+          counter_at((has_at + ntiles + 7) / 8 * 8),
+          part_at((counter_at + sizeof(unsigned long long) + 15) / 16 * 16),
+          bytes(part_at + ntiles * sizeof(parts::Part<T>)) {}
 };
 
 // w: accumulate (y = w + M u, w full, u full, no mask, kGeneral false only), or nullptr.
 template <class T, class Sr, bool kGeneral, class Shape = DefaultShape>
+// change: the fused inner product (u full, no mask, kGeneral false only), or nullptr.
 Vector<T> run(const Matrix<T>& m, const Vector<T>& u, Sr sr, bool flip, const MaskPattern* mask, const char* path,
-              const Vector<T>* w = nullptr) {
+              const Vector<T>* w = nullptr, const ChangeArgs<T>* change = nullptr) {
     constexpr int kTile = Shape::tile;
     const Context ctx = m.context();
     const auto stream = static_cast<cudaStream_t>(ctx.stream());
@@ -602,27 +658,32 @@ Vector<T> run(const Matrix<T>& m, const Vector<T>& u, Sr sr, bool flip, const Ma
     if (plan && plan->tile != kTile) plan.reset();
     // A new plan is made when this call waits for the prepare kernel anyway (for the count).
     std::shared_ptr<TilePlan> new_plan;
+    const WorkLayout<T> at(0, ntiles);
     if (!plan && count_from_pattern) {
         new_plan = std::make_shared<TilePlan>();
         new_plan->tile = kTile;
         new_plan->tile_row = Array<Index>(ntiles + 1, ctx);
+        new_plan->work = Array<unsigned char>(at.bytes, ctx);
     }
-    // One scratch allocation: the tiles' first rows (unless planned), their carries and, without the count
-    // from the pattern, the present-row counter.
+    // Without a plan, one scratch allocation: the tiles' first rows, the carries and the counter.
     const bool own_tiles = !plan && !new_plan;
-    const std::size_t carry_at = own_tiles ? ((ntiles + 1) * sizeof(Index) + 15) / 16 * 16 : 0;
-    const std::size_t has_at = carry_at + ntiles * sizeof(T);
-    const std::size_t counter_at = (has_at + ntiles + 7) / 8 * 8;
-    Array<unsigned char> scratch(counter_at + sizeof(unsigned long long), ctx);
+    const WorkLayout<T> own(own_tiles ? (ntiles + 1) * sizeof(Index) : 0, ntiles);
+    Array<unsigned char> scratch(own_tiles ? own.bytes : 0, ctx);
+    unsigned char* work = plan       ? const_cast<unsigned char*>(plan->work.data())
+                          : new_plan ? new_plan->work.data()
+                                     : scratch.data();
+    const WorkLayout<T>& lay = own_tiles ? own : at;
     // Written only by the prepare kernel, which does not run when the plan is cached.
     Index* tile_row = plan       ? const_cast<Index*>(plan->tile_row.data())
                       : new_plan ? new_plan->tile_row.data()
                                  : reinterpret_cast<Index*>(scratch.data());
-    T* carry_val = reinterpret_cast<T*>(scratch.data() + carry_at);
-    std::uint8_t* carry_has = scratch.data() + has_at;
+    ChangeArgs<T> ch = change ? *change : ChangeArgs<T>{};
+    if (change) ch.tile_part = reinterpret_cast<parts::Part<T>*>(work + lay.part_at);
+    T* carry_val = reinterpret_cast<T*>(work + lay.carry_at);
+    std::uint8_t* carry_has = work + lay.has_at;
     unsigned long long* counter = nullptr;
     if (!count_from_pattern) {
-        counter = reinterpret_cast<unsigned long long*>(scratch.data() + counter_at);
+        counter = reinterpret_cast<unsigned long long*>(work + lay.counter_at);
         check(cudaMemsetAsync(counter, 0, sizeof(unsigned long long), stream), "cudaMemsetAsync (spmv count)");
     }
     trace("mxv (GPU): %s, %zu rows, %zu entries, %zu tiles of %d items", path, size_t(n), size_t(nnz),
@@ -646,13 +707,12 @@ Vector<T> run(const Matrix<T>& m, const Vector<T>& u, Sr sr, bool flip, const Ma
                           "spmv tile kernel launch",
                           off, m.storage_indices().data(), m.storage_values().data(), u.storage_values().data(),
                           u_full ? nullptr : u.storage_bitmap().data(), n, nnz, ntiles, (const Index*)tile_row, y.data(),
-                          ybm.data(), carry_val, carry_has, sr, flip, mp, counter, w_in);
+                          ybm.data(), carry_val, carry_has, sr, flip, mp, counter, w_in, ch);
     const unsigned fixup_blocks = unsigned(
         std::max<std::uint64_t>(1, std::min<std::uint64_t>((ntiles + kFixupBlock - 1) / kFixupBlock, std::uint64_t(sms) * 16)));
     launch_after_previous(spmv_fixup<T, Sr, kGeneral>, fixup_blocks, kFixupBlock, stream, ctx.device(),
-                          "spmv fixup kernel launch", n,
-                          ntiles, (const Index*)tile_row, (const T*)carry_val, (const std::uint8_t*)carry_has, y.data(),
-                          ybm.data(), sr, mp, counter, w_in);
+                          "spmv fixup kernel launch", n, ntiles, (const Index*)tile_row, (const T*)carry_val,
+                          (const std::uint8_t*)carry_has, y.data(), ybm.data(), sr, mp, counter, w_in, ch);
 
     Index nvals = 0;
     if (count_from_pattern && plan) {
@@ -694,6 +754,32 @@ Vector<T> spmv_plus_accumulate(const Matrix<T>& m, const Vector<T>& u, const Vec
         throw InvalidValue("cuda::spmv_plus_accumulate: u and w must be full and w must have a row's size");
     return run<T, PlusTimes, false>(m, u, PlusTimes{}, false, nullptr, "plus_times accumulating into w, merge path", &w);
 }
+
+template <class T>
+Vector<T> spmv_inner(const Matrix<T>& m, const Vector<T>& u, const Vector<T>& v, SemiringCode sr2, ScalarTarget<T> to) {
+    using namespace spmv_detail;
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+    if (u.nvals() != u.size() || !u.is_dense() || v.nvals() != v.size() || !v.is_dense() || v.size() != m.nrows() ||
+        m.nrows() == 0)
+        throw InvalidValue("cuda::spmv_inner: u and v must be full, v must have a row's size, and M rows");
+    const int sms = sm_count(m.context().device());
+    // One part per fixup block in the Scalar's scratch (at most sms * 16 blocks, see run).
+    if (std::uint64_t(sms) * 16 * sizeof(parts::Part<T>) + reduce_scratch_parts_at > reduce_scratch_bytes)
+        throw InvalidValue("cuda::spmv_inner: too many multiprocessors for a Scalar's scratch");
+    ChangeArgs<T> ch;
+    ch.v = v.storage_values().data();
+    ch.multiply = sr2.multiply;
+    ch.add = sr2.add;
+    ch.block_part = reinterpret_cast<parts::Part<T>*>(static_cast<char*>(to.scratch) + reduce_scratch_parts_at);
+    ch.ticket = static_cast<unsigned*>(to.scratch);
+    ch.out = to.cell;
+    return run<T, PlusTimes, false>(m, u, PlusTimes{}, false, nullptr, "plus_times and an inner product of the result, merge path",
+                                    nullptr, &ch);
+}
+template Vector<float> spmv_inner<float>(const Matrix<float>&, const Vector<float>&, const Vector<float>&, SemiringCode,
+                                         ScalarTarget<float>);
+template Vector<double> spmv_inner<double>(const Matrix<double>&, const Vector<double>&, const Vector<double>&,
+                                           SemiringCode, ScalarTarget<double>);
 
 #define HYBLA_SPMV_INSTANTIATE(T) \
     template Vector<T> spmv<T>(const Matrix<T>&, const Vector<T>&, SemiringCode, bool, const MaskPattern*);

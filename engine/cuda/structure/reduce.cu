@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "engine/cuda/backend.hpp"
+#include "engine/cuda/launch.cuh"
+#include "engine/cuda/parts.cuh"
 #include "engine/cuda/opcodes.hpp"
 #include "engine/cuda/structure/keys.cuh"
 #include "engine/matrix.hpp"
@@ -36,72 +38,10 @@ constexpr Offset chunk = 8192;
 // twice; with ranges of 2048 (8 loads per thread), an inner product of 2.2 * 10^4 doubles took 18 us (ncu).
 constexpr Offset max_parts = 4096;
 
-// pos: the position of the first term, `none` when empty (backend.hpp's ReduceCell, which a Scalar reads).
-template <class T>
-using Part = ReduceCell<T>;
-
-template <class T>
-HYBLA_HD inline Part<T> combine(MonoidOp op, Part<T> a, Part<T> b) {
-    if (a.pos == none) return b;
-    if (b.pos == none) return a;
-    if (b.pos < a.pos) {
-        Part<T> t = a;
-        a = b;
-        b = t;
-    }
-    return {a.pos, apply_monoid<T>(op, a.val, b.val)};
-}
-
-// __shfl_down_sync by bit pattern, so that every value type (bool and uint8 included) travels.
-template <class T>
-__device__ inline T shfl_down(T v, unsigned d) {
-    if constexpr (sizeof(T) == 8) {
-        unsigned long long b;
-        memcpy(&b, &v, 8);
-        b = __shfl_down_sync(0xffffffffu, b, d);
-        memcpy(&v, &b, 8);
-        return v;
-    } else if constexpr (sizeof(T) == 4) {
-        unsigned b;
-        memcpy(&b, &v, 4);
-        b = __shfl_down_sync(0xffffffffu, b, d);
-        memcpy(&v, &b, 4);
-        return v;
-    } else {
-        unsigned b = unsigned(v);
-        return T(__shfl_down_sync(0xffffffffu, b, d));
-    }
-}
-
-// Lane 0 gets the combination of the warp's parts (all 32 lanes must call).
-template <class T>
-__device__ inline Part<T> warp_combine(MonoidOp op, Part<T> x) {
-    for (unsigned d = warp_size / 2; d > 0; d /= 2) {
-        Part<T> o{shfl_down(x.pos, d), shfl_down(x.val, d)};
-        if ((threadIdx.x % warp_size) + d < warp_size) x = combine(op, x, o);
-    }
-    return x;
-}
-
-// Thread 0 gets the combination of the block's parts (all threads of the block must call; blockDim = threads).
-template <class T>
-__device__ inline Part<T> block_combine(MonoidOp op, Part<T> x) {
-    __shared__ Offset s_pos[threads / warp_size];
-    __shared__ T s_val[threads / warp_size];
-    const unsigned lane = threadIdx.x % warp_size, w = threadIdx.x / warp_size;
-    x = warp_combine(op, x);
-    __syncthreads();  // the shared slots may still be read by a previous call
-    if (lane == 0) {
-        s_pos[w] = x.pos;
-        s_val[w] = x.val;
-    }
-    __syncthreads();
-    if (w == 0) {
-        x = lane < threads / warp_size ? Part<T>{s_pos[lane], s_val[lane]} : Part<T>{none, T{}};
-        x = warp_combine(op, x);
-    }
-    return x;
-}
+using parts::block_combine;
+using parts::combine;
+using parts::Part;
+using parts::warp_combine;
 
 struct OffsetPair {
     Offset b, e;
@@ -130,6 +70,9 @@ struct RangePass {
 // One block per range.
 template <class T>
 __global__ void __launch_bounds__(threads) reduce_ranges_kernel(RangePass<T> a, MonoidOp op) {
+    wait_for_previous_kernel();  // launched as a programmatic dependent
+    allow_next_kernel();
+    Part<T> mine{none, T{}};  // thread 0: the block's last part (its only one in a ticketed pass)
     for (Offset k = blockIdx.x; k < a.nranges; k += gridDim.x) {
         // n * k fits easily: n < 2^48 for any array a GPU holds, and k < max_parts = 2^12 there.
         const OffsetPair r = a.table ? a.table[k] : OffsetPair{a.n * k / a.nranges, a.n * (k + 1) / a.nranges};
@@ -149,39 +92,24 @@ __global__ void __launch_bounds__(threads) reduce_ranges_kernel(RangePass<T> a, 
                     if (!a.present || a.present[p]) acc = combine(op, acc, Part<T>{p, a.vals[p]});
             }
         }
-        acc = block_combine(op, acc);
+        acc = block_combine<threads>(op, acc);
         if (threadIdx.x == 0) {
             if (a.rows) a.out[a.rows[k]] = acc.val;
             else a.parts_out[k] = acc;
+            mine = acc;
         }
     }
-    if (a.ticket) {
-        // The last block to count itself in sees every part (each was fenced before its block counted) and
-        // combines them; combine orders by position, so the result does not depend on which block is last.
-        __shared__ bool last;
-        if (threadIdx.x == 0) {
-            __threadfence();
-            last = atomicAdd(a.ticket, 1u) == gridDim.x - 1;
-        }
-        __syncthreads();
-        if (!last) return;
-        __threadfence();
-        const volatile Part<T>* parts = a.parts_out;  // written by other blocks: past this SM's L1
-        Part<T> acc{none, T{}};
-        for (Offset p = threadIdx.x; p < a.nranges; p += blockDim.x) acc = combine(op, acc, Part<T>{parts[p].pos, parts[p].val});
-        acc = block_combine(op, acc);
-        if (threadIdx.x == 0) {
-            *a.final_out = acc;
-            *a.ticket = 0;  // ready for the scratch's next use
-        }
-    }
+    // One pass with one block per range: the last block combines the parts.
+    if (a.ticket) parts::finish_by_last_block<threads>(op, mine, a.parts_out, a.ticket, a.final_out);
 }
 template <class T>
 void reduce_ranges(const RangePass<T>& pass, MonoidOp op, const Context& ctx) {
     if (pass.nranges == 0) return;
     unsigned blocks = unsigned(std::min<Offset>(pass.nranges, Offset(1) << 20));
-    reduce_ranges_kernel<T><<<blocks, threads, 0, stream_of(ctx)>>>(pass, op);
-    check_launch("reduce_ranges");
+    // A programmatic dependent (engine/cuda/launch.cuh): an inner product after an SpMV, PageRank's
+    // convergence test, starts without a launch gap and costs the host less.
+    launch_after_previous(reduce_ranges_kernel<T>, blocks, threads, stream_of(ctx), ctx.device(), "reduce_ranges", pass,
+                          op);
 }
 
 // Rows of at most long_row entries, one warp each; longer rows go to long_rows (their results come later).
@@ -269,9 +197,8 @@ struct Factor {
 // vals[p] (x) second->vals[p] where both are present (an inner product). The identity when there is no term.
 // With `to` given, the result is left in its cell in one launch (in stream order, not waited for) and the
 // return value means nothing.
-// A Scalar's scratch: the counter at its start, the partials from scratch_parts_at.
-constexpr std::size_t scratch_parts_at = 256;
-static_assert(max_parts * sizeof(Part<double>) + scratch_parts_at <= reduce_scratch_bytes);
+// A Scalar's scratch: the counter at its start, the partials from reduce_scratch_parts_at.
+static_assert(max_parts * sizeof(Part<double>) + reduce_scratch_parts_at <= reduce_scratch_bytes);
 template <class T>
 T reduce_values(const T* vals, const std::uint8_t* present, Offset n, MonoidOp op, const Context& ctx,
                 const Factor<T>* second = nullptr, const ScalarTarget<T>* to = nullptr) {
@@ -289,7 +216,7 @@ T reduce_values(const T* vals, const std::uint8_t* present, Offset n, MonoidOp o
     const Offset range = std::max<Offset>(threads, (n + max_parts - 1) / max_parts);
     const Offset nparts = (n + range - 1) / range;
     Array<Part<T>> parts(to ? 0 : nparts + 1, ctx);  // + the final result
-    Part<T>* pp = to ? reinterpret_cast<Part<T>*>(static_cast<char*>(to->scratch) + scratch_parts_at) : parts.data();
+    Part<T>* pp = to ? reinterpret_cast<Part<T>*>(static_cast<char*>(to->scratch) + reduce_scratch_parts_at) : parts.data();
     RangePass<T> first;
     first.nranges = nparts;
     first.n = n;

@@ -1,0 +1,59 @@
+// Programmatic dependent launch (Hopper): a kernel launched with launch_after_previous is started while the
+// stream's previous kernel still runs, and waits in wait_for_previous_kernel until that kernel has finished
+// and its writes are visible. The launch latency hides behind the kernel before, and on the host such a
+// launch is cheaper too (H100 under the GPU machine's VM: 4.4 us against 5.1-5.4 us for a plain launch).
+// Every kernel launched this way must call wait_for_previous_kernel before it touches memory that earlier
+// work writes or reads. Without the launch attribute (before sm_90) both device calls are no-ops.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <atomic>
+
+#include "engine/cuda/runtime.hpp"
+
+namespace hybla::cuda {
+
+__device__ __forceinline__ void wait_for_previous_kernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+// Lets the next kernel be scheduled now (it still waits for this one's results in wait_for_previous_kernel).
+__device__ __forceinline__ void allow_next_kernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// Programmatic dependent launch needs compute capability 9.0.
+inline bool dependent_launch(int device) {
+    static std::atomic<int> major[64];
+    if (device < 0 || device >= 64) return false;
+    int v = major[device].load(std::memory_order_relaxed);
+    if (v == 0) {
+        const cudaError_t e = cudaDeviceGetAttribute(&v, cudaDevAttrComputeCapabilityMajor, device);
+        if (e != cudaSuccess) fail(int(e), "cudaDeviceGetAttribute");
+        major[device].store(v, std::memory_order_relaxed);
+    }
+    return v >= 9;
+}
+
+// Launches kernel as a programmatic dependent of the stream's previous kernel (see wait_for_previous_kernel).
+template <class... Params, class... Args>
+void launch_after_previous(void (*kernel)(Params...), unsigned blocks, unsigned threads, cudaStream_t stream,
+                           int device, const char* what, Args... args) {
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(blocks);
+    cfg.blockDim = dim3(threads);
+    cfg.dynamicSmemBytes = 0;
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = dependent_launch(device) ? 1 : 0;
+    const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, Params(args)...);
+    if (e != cudaSuccess) fail(int(e), what);
+}
+
+}  // namespace hybla::cuda
