@@ -223,14 +223,15 @@ __global__ void __launch_bounds__(kPrepareBlock)
 }
 
 // The fused inner product (spmv_inner): s = ⊕ over the present rows of y(r) ⊗ v(r), combined in position
-// order. The tile kernel leaves the part of the rows it completes in tile_part[t]; the fixup kernel adds the
+// order. The tile kernel leaves the parts of the rows it completes in tile_part (one per warp); the fixup adds the
 // rows it completes (those spanning tiles), combines per block, and its last block writes the Scalar's cell.
 template <class T>
 struct ChangeArgs {
     const T* v = nullptr;  // nullptr: no inner product
     BinaryOp multiply = BinaryOp::times;
     MonoidOp add = MonoidOp::plus;
-    parts::Part<T>* tile_part = nullptr;    // one per tile
+    parts::Part<T>* tile_part = nullptr;    // tile_parts per tile (one per warp of the tile kernel)
+    unsigned tile_parts = 0;
     parts::Part<T>* block_part = nullptr;   // one per fixup block (the Scalar's scratch)
     unsigned* ticket = nullptr;             // the Scalar's scratch, zero between uses
     parts::Part<T>* out = nullptr;          // the Scalar's cell
@@ -286,7 +287,9 @@ __device__ void fixup_tiles(std::uint64_t first, std::uint64_t stride, Index n, 
         // Tile t's carry belongs to row tile_row[t+1]; the first tile carrying a row sums the whole run.
         if (t < ntiles) {
             if constexpr (!kGeneral) {
-                if (ch.v) acc = parts::combine(ch.add, acc, ch.tile_part[t]);
+                if (ch.v)
+                    for (unsigned q = 0; q < ch.tile_parts; ++q)
+                        acc = parts::combine(ch.add, acc, ch.tile_part[t * ch.tile_parts + q]);
             }
             r = tile_row[t + 1];
             if (r < n && (t == 0 || tile_row[t] != r)) {
@@ -506,8 +509,9 @@ __global__ void __launch_bounds__(Shape::block, Shape::min_blocks)
         }
         if constexpr (!kGeneral) {
             if (ch.v) {
-                const parts::Part<T> b = parts::block_combine<kBlock>(ch.add, term);
-                if (threadIdx.x == 0) ch.tile_part[t] = b;
+                // One part per warp (no block-wide step): the fixup combines a tile's kBlock / 32 parts.
+                const parts::Part<T> b = parts::warp_combine(ch.add, term);
+                if (lane == 0) ch.tile_part[t * (kBlock / 32) + warp] = b;
             }
         }
         if constexpr (kGeneral) {
@@ -625,12 +629,12 @@ struct TilePlan {
 template <class T>
 struct WorkLayout {
     std::size_t carry_at, has_at, counter_at, part_at, bytes;
-    WorkLayout(std::size_t start, std::uint64_t ntiles)
+    WorkLayout(std::size_t start, std::uint64_t ntiles, unsigned parts_per_tile)
         : carry_at((start + 15) / 16 * 16),
           has_at(carry_at + ntiles * sizeof(T)),
           counter_at((has_at + ntiles + 7) / 8 * 8),
           part_at((counter_at + sizeof(unsigned long long) + 15) / 16 * 16),
-          bytes(part_at + ntiles * sizeof(parts::Part<T>)) {}
+          bytes(part_at + ntiles * parts_per_tile * sizeof(parts::Part<T>)) {}
 };
 
 // w: accumulate (y = w + M u, w full, u full, no mask, kGeneral false only), or nullptr.
@@ -658,7 +662,7 @@ Vector<T> run(const Matrix<T>& m, const Vector<T>& u, Sr sr, bool flip, const Ma
     if (plan && plan->tile != kTile) plan.reset();
     // A new plan is made when this call waits for the prepare kernel anyway (for the count).
     std::shared_ptr<TilePlan> new_plan;
-    const WorkLayout<T> at(0, ntiles);
+    const WorkLayout<T> at(0, ntiles, Shape::block / 32);
     if (!plan && count_from_pattern) {
         new_plan = std::make_shared<TilePlan>();
         new_plan->tile = kTile;
@@ -667,7 +671,7 @@ Vector<T> run(const Matrix<T>& m, const Vector<T>& u, Sr sr, bool flip, const Ma
     }
     // Without a plan, one scratch allocation: the tiles' first rows, the carries and the counter.
     const bool own_tiles = !plan && !new_plan;
-    const WorkLayout<T> own(own_tiles ? (ntiles + 1) * sizeof(Index) : 0, ntiles);
+    const WorkLayout<T> own(own_tiles ? (ntiles + 1) * sizeof(Index) : 0, ntiles, Shape::block / 32);
     Array<unsigned char> scratch(own_tiles ? own.bytes : 0, ctx);
     unsigned char* work = plan       ? const_cast<unsigned char*>(plan->work.data())
                           : new_plan ? new_plan->work.data()
@@ -678,7 +682,10 @@ Vector<T> run(const Matrix<T>& m, const Vector<T>& u, Sr sr, bool flip, const Ma
                       : new_plan ? new_plan->tile_row.data()
                                  : reinterpret_cast<Index*>(scratch.data());
     ChangeArgs<T> ch = change ? *change : ChangeArgs<T>{};
-    if (change) ch.tile_part = reinterpret_cast<parts::Part<T>*>(work + lay.part_at);
+    if (change) {
+        ch.tile_part = reinterpret_cast<parts::Part<T>*>(work + lay.part_at);
+        ch.tile_parts = Shape::block / 32;
+    }
     T* carry_val = reinterpret_cast<T*>(work + lay.carry_at);
     std::uint8_t* carry_has = work + lay.has_at;
     unsigned long long* counter = nullptr;
