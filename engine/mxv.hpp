@@ -61,6 +61,16 @@ void spmv(Vector<TW>& w, const MaskT& mask, Accum accum, RowsForm&& rows_form, c
         cpu::write_back_vector(w, cpu::spmv_pull<Sr, TW, Flip>(rf, ud, al), mask, accum, d);
     }
 }
+// mxv's shapes: u has op(A)'s column count and w its row count (which is returned).
+template <class TA, class TU, class TW>
+Index check_mxv_shapes(const char* op, const Matrix<TA>& a, const Descriptor& d, const Vector<TU>& u,
+                       const Vector<TW>& w) {
+    const Index m = rows_of(a, d.transpose_a), n = cols_of(a, d.transpose_a);
+    require(u.size() == n, op, "A is " + shape(m, n) + " (after transpose) but u has size " + std::to_string(u.size()));
+    require(w.size() == m, op, "w has size " + std::to_string(w.size()) + " but A has " + std::to_string(m) +
+                                   " rows (after transpose)");
+    return m;
+}
 }  // namespace detail
 
 // w<m> accum= op(A) ⊕.⊗ u
@@ -68,11 +78,7 @@ template <class Sr, class TW, class MaskT, class Accum, class TA, class TU>
     requires detail::VectorMask<MaskT>
 void mxv(Vector<TW>& w, const MaskT& mask, Accum accum, Sr, const Matrix<TA>& a, const Vector<TU>& u,
          const Descriptor& d = {}) {
-    const Index m = detail::rows_of(a, d.transpose_a), n = detail::cols_of(a, d.transpose_a);
-    detail::require(u.size() == n, "mxv", "A is " + detail::shape(m, n) + " (after transpose) but u has size " +
-                                              std::to_string(u.size()));
-    detail::require(w.size() == m, "mxv", "w has size " + std::to_string(w.size()) + " but A has " +
-                                              std::to_string(m) + " rows (after transpose)");
+    const Index m = detail::check_mxv_shapes("mxv", a, d, u, w);
     detail::check_vector_mask(mask, m, "mxv");
     detail::same_context("mxv", w, mask, a, u);
     // Rows of op(A) give w; rows of op(A)ᵀ scatter u. With transpose, A's own rows scatter (no copy).
@@ -112,20 +118,15 @@ void vxm(Vector<TW>& w, const MaskT& mask, Accum accum, Sr, const Vector<TU>& u,
 template <class Sr, class Sr2, class T>
 void mxv_inner(Vector<T>& w, Scalar<T>& s, Sr sr, const Matrix<T>& a, const Vector<T>& u, Sr2 sr2, const Vector<T>& v,
                const Descriptor& d = {}) {
-    const Index m = detail::rows_of(a, d.transpose_a), n = detail::cols_of(a, d.transpose_a);
-    detail::require(u.size() == n, "mxv_inner", "A is " + detail::shape(m, n) + " (after transpose) but u has size " +
-                                                    std::to_string(u.size()));
-    detail::require(w.size() == m, "mxv_inner", "w has size " + std::to_string(w.size()) + " but A has " +
-                                                    std::to_string(m) + " rows (after transpose)");
+    const Index m = detail::check_mxv_shapes("mxv_inner", a, d, u, w);
     detail::require(v.size() == m, "mxv_inner", "v has size " + std::to_string(v.size()) + " but A has " +
                                                     std::to_string(m) + " rows (after transpose)");
     detail::same_context("mxv_inner", w, a, u, v);
     detail::same_context("mxv_inner", s, w);
     if constexpr (std::is_same_v<Sr, plus_times> && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
         HYBLA_ON_GPU(w) {
-            const bool full = [](const Vector<T>& x) { return x.is_dense() && x.nvals() == x.size(); }(u) &&
-                              v.is_dense() && v.nvals() == v.size();
-            if (full && m > 0) {
+            auto full = [](const Vector<T>& x) { return x.is_dense() && x.nvals() == x.size(); };
+            if (full(u) && full(v) && m > 0) {
                 const cuda::SemiringCode code2 = cuda_dispatch::semiring_code<Sr2>("mxv_inner");
                 const Matrix<T>& rows = d.transpose_a ? a.transposed() : a;
                 trace("mxv_inner: pull on the GPU with the inner product in the same kernels, %zu rows", size_t(m));

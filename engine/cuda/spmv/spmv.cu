@@ -95,14 +95,6 @@ __device__ __forceinline__ T load_ro(const T* p) {
     else if constexpr (sizeof(T) == 4) return narrow<T>(__ldg(reinterpret_cast<const unsigned*>(p)));
     else return narrow<T>(__ldg(reinterpret_cast<const unsigned long long*>(p)));
 }
-// Written earlier in the same kernel by other blocks (the last block's fixup): read from L2.
-template <class T>
-__device__ __forceinline__ T load_cg(const T* p) {
-    if constexpr (sizeof(T) == 1) return narrow<T>(__ldcg(reinterpret_cast<const unsigned char*>(p)));
-    else if constexpr (sizeof(T) == 2) return narrow<T>(__ldcg(reinterpret_cast<const unsigned short*>(p)));
-    else if constexpr (sizeof(T) == 4) return narrow<T>(__ldcg(reinterpret_cast<const unsigned*>(p)));
-    else return narrow<T>(__ldcg(reinterpret_cast<const unsigned long long*>(p)));
-}
 template <class T>
 __device__ __forceinline__ T shfl_up(T v, unsigned d) {
     return narrow<T>(__shfl_up_sync(0xffffffffu, widen<word_t<T>>(v), d));
@@ -246,101 +238,16 @@ __device__ void apply_carry(Index r, const Carry<T>& c, T* y, std::uint8_t* ybm,
         if (!row_allowed(mask, r)) return;
     } else {
         if (w_in) {  // accumulating: the row's last tile left its own part only (see spmv_tiles)
-            y[r] = sr.add(w_in[r], sr.add(c.val, load_cg(y + r)));
+            y[r] = sr.add(w_in[r], sr.add(c.val, y[r]));
             return;
         }
     }
-    if (load_cg(ybm + r)) {
-        y[r] = sr.add(c.val, load_cg(y + r));
+    if (ybm[r]) {
+        y[r] = sr.add(c.val, y[r]);
     } else {
         y[r] = c.val;
         ybm[r] = 1;
         if (kGeneral && counter) atomicAdd(counter, 1ull);
-    }
-}
-
-// The fixup of the tiles base + threadIdx.x for base = first, first + stride, ... (the same count for every
-// thread of a warp). Carries and rows are read from L2: in the tile kernel's last block they were written by
-// other blocks of the same kernel.
-template <class T, class Sr, bool kGeneral>
-__device__ void fixup_tiles(std::uint64_t first, std::uint64_t stride, Index n, std::uint64_t ntiles,
-                            const Index* __restrict__ tile_row, const T* __restrict__ carry_val,
-                            const std::uint8_t* __restrict__ carry_has, T* __restrict__ y,
-                            std::uint8_t* __restrict__ ybm, const Sr& sr, const MaskPattern& mask,
-                            unsigned long long* __restrict__ counter, const T* __restrict__ w_in,
-                            const ChangeArgs<T>& ch, parts::Part<T>& acc) {
-    const int lane = threadIdx.x & 31;
-    // The inner product's term of a row completed here (its final value was just written by this thread). The
-    // fixup completes exactly the rows whose carries hold terms, i.e. (every entry being a term where the inner
-    // product is fused) the rows with entries before their last tile, which is the row the tile kernel skips;
-    // a run of carries without terms (a row starting exactly at a tile's start) leaves the row to its tile.
-    auto add_term = [&](Index r) {
-        if constexpr (!kGeneral) {
-            if (ch.v) acc = parts::combine(ch.add, acc, parts::Part<T>{r, apply_binary<T>(ch.multiply, load_cg(y + r), ch.v[r])});
-        }
-    };
-    for (std::uint64_t base = first; base < ntiles; base += stride) {
-        const std::uint64_t t = base + threadIdx.x;
-        bool is_long = false;
-        std::uint64_t len = 0;
-        Index r = 0;
-        // Tile t's carry belongs to row tile_row[t+1]; the first tile carrying a row sums the whole run.
-        if (t < ntiles) {
-            if constexpr (!kGeneral) {
-                if (ch.v)
-                    for (unsigned q = 0; q < ch.tile_parts; ++q)
-                        acc = parts::combine(ch.add, acc, ch.tile_part[t * ch.tile_parts + q]);
-            }
-            r = tile_row[t + 1];
-            if (r < n && (t == 0 || tile_row[t] != r)) {
-                // Row r ends in a later tile, so t + 2 <= ntiles.
-                if (tile_row[t + 2] != r) {
-                    len = 1;
-                } else {
-                    std::uint64_t lo = t + 3, hi = ntiles;
-                    while (lo < hi) {
-                        const std::uint64_t mid = lo + (hi - lo) / 2;
-                        if (tile_row[mid] == r) lo = mid + 1;
-                        else hi = mid;
-                    }
-                    len = lo - 1 - t;
-                }
-                if (len <= 32) {
-                    Carry<T> c{0, 0, T{}};
-                    for (std::uint64_t q = t; q < t + len; ++q)
-                        c = combine(sr, c, Carry<T>{0, load_cg(carry_has + q), load_cg(carry_val + q)});
-                    apply_carry<T, Sr, kGeneral>(r, c, y, ybm, sr, mask, counter, w_in);
-                    if (c.has) add_term(r);
-                } else {
-                    is_long = true;
-                }
-            }
-        }
-        // Long runs (rows spanning more than 32 tiles): the warp takes one at a time, each lane a contiguous
-        // stretch, then an ordered tree.
-        unsigned many = __ballot_sync(0xffffffffu, is_long);
-        while (many) {
-            const int src = __ffs(many) - 1;
-            many &= many - 1;
-            const std::uint64_t t0 = __shfl_sync(0xffffffffu, t, src);
-            const std::uint64_t l0 = __shfl_sync(0xffffffffu, len, src);
-            const Index row = __shfl_sync(0xffffffffu, r, src);
-            const std::uint64_t per = (l0 + 31) / 32;
-            const std::uint64_t beg = t0 + std::min<std::uint64_t>(l0, lane * per);
-            const std::uint64_t end = t0 + std::min<std::uint64_t>(l0, (lane + 1) * per);
-            Carry<T> c{0, 0, T{}};
-            for (std::uint64_t q = beg; q < end; ++q)
-                c = combine(sr, c, Carry<T>{0, load_cg(carry_has + q), load_cg(carry_val + q)});
-#pragma unroll
-            for (int d = 1; d < 32; d <<= 1) {
-                const Carry<T> o = shfl_down(c, d);
-                if ((lane & (2 * d - 1)) == 0) c = combine(sr, c, o);
-            }
-            if (lane == 0) {
-                apply_carry<T, Sr, kGeneral>(row, c, y, ybm, sr, mask, counter, w_in);
-                if (c.has) add_term(row);
-            }
-        }
     }
 }
 
@@ -533,9 +440,81 @@ __global__ void __launch_bounds__(kFixupBlock)
                ChangeArgs<T> ch) {
     wait_for_previous_kernel();  // the carries come from spmv_tiles
     allow_next_kernel();         // the next kernel may be scheduled; it waits for this one's results
-    parts::Part<T> acc{parts::none, T{}};
-    fixup_tiles<T, Sr, kGeneral>(std::uint64_t(blockIdx.x) * blockDim.x, std::uint64_t(gridDim.x) * blockDim.x, n,
-                                 ntiles, tile_row, carry_val, carry_has, y, ybm, sr, mask, counter, w_in, ch, acc);
+    parts::Part<T> acc{parts::none, T{}};  // this thread's part of the fused inner product
+    const int lane = threadIdx.x & 31;
+    // The inner product's term of a row completed here (its final value was just written by this thread). The
+    // fixup completes exactly the rows whose carries hold terms, i.e. (every entry being a term where the inner
+    // product is fused) the rows with entries before their last tile, which is the row the tile kernel skips;
+    // a run of carries without terms (a row starting exactly at a tile's start) leaves the row to its tile.
+    auto add_term = [&](Index r) {
+        if constexpr (!kGeneral) {
+            if (ch.v) acc = parts::combine(ch.add, acc, parts::Part<T>{r, apply_binary<T>(ch.multiply, y[r], ch.v[r])});
+        }
+    };
+    const std::uint64_t stride = std::uint64_t(gridDim.x) * blockDim.x;
+    for (std::uint64_t base = std::uint64_t(blockIdx.x) * blockDim.x; base < ntiles; base += stride) {
+        const std::uint64_t t = base + threadIdx.x;
+        bool is_long = false;
+        std::uint64_t len = 0;
+        Index r = 0;
+        // Tile t's carry belongs to row tile_row[t+1]; the first tile carrying a row sums the whole run.
+        if (t < ntiles) {
+            if constexpr (!kGeneral) {
+                if (ch.v)
+                    for (unsigned q = 0; q < ch.tile_parts; ++q)
+                        acc = parts::combine(ch.add, acc, ch.tile_part[t * ch.tile_parts + q]);
+            }
+            r = tile_row[t + 1];
+            if (r < n && (t == 0 || tile_row[t] != r)) {
+                // Row r ends in a later tile, so t + 2 <= ntiles.
+                if (tile_row[t + 2] != r) {
+                    len = 1;
+                } else {
+                    std::uint64_t lo = t + 3, hi = ntiles;
+                    while (lo < hi) {
+                        const std::uint64_t mid = lo + (hi - lo) / 2;
+                        if (tile_row[mid] == r) lo = mid + 1;
+                        else hi = mid;
+                    }
+                    len = lo - 1 - t;
+                }
+                if (len <= 32) {
+                    Carry<T> c{0, 0, T{}};
+                    for (std::uint64_t q = t; q < t + len; ++q)
+                        c = combine(sr, c, Carry<T>{0, carry_has[q], carry_val[q]});
+                    apply_carry<T, Sr, kGeneral>(r, c, y, ybm, sr, mask, counter, w_in);
+                    if (c.has) add_term(r);
+                } else {
+                    is_long = true;
+                }
+            }
+        }
+        // Long runs (rows spanning more than 32 tiles): the warp takes one at a time, each lane a contiguous
+        // stretch, then an ordered tree.
+        unsigned many = __ballot_sync(0xffffffffu, is_long);
+        while (many) {
+            const int src = __ffs(many) - 1;
+            many &= many - 1;
+            const std::uint64_t t0 = __shfl_sync(0xffffffffu, t, src);
+            const std::uint64_t l0 = __shfl_sync(0xffffffffu, len, src);
+            const Index row = __shfl_sync(0xffffffffu, r, src);
+            const std::uint64_t per = (l0 + 31) / 32;
+            const std::uint64_t beg = t0 + std::min<std::uint64_t>(l0, lane * per);
+            const std::uint64_t end = t0 + std::min<std::uint64_t>(l0, (lane + 1) * per);
+            Carry<T> c{0, 0, T{}};
+            for (std::uint64_t q = beg; q < end; ++q)
+                c = combine(sr, c, Carry<T>{0, carry_has[q], carry_val[q]});
+#pragma unroll
+            for (int d = 1; d < 32; d <<= 1) {
+                const Carry<T> o = shfl_down(c, d);
+                if ((lane & (2 * d - 1)) == 0) c = combine(sr, c, o);
+            }
+            if (lane == 0) {
+                apply_carry<T, Sr, kGeneral>(row, c, y, ybm, sr, mask, counter, w_in);
+                if (c.has) add_term(row);
+            }
+        }
+    }
     if constexpr (!kGeneral) {
         if (ch.v) {
             const parts::Part<T> b = parts::block_combine<kFixupBlock>(ch.add, acc);
