@@ -113,8 +113,9 @@ void vxm(Vector<TW>& w, const MaskT& mask, Accum accum, Sr, const Vector<TU>& u,
 // where v_before is v as it was on entry (v may be w itself, or u). A hybla extension for iterations that
 // step with one product and test their change with an inner product (PageRank: the L1 change of the iterate is
 // inner(semiring<plus_monoid, absdiff_op>, r_next, r)). On the GPU, with plus_times on float or double, u and v
-// full, the inner product is computed by the SpMV's own kernels as they store w, so the step costs no extra
-// launch; otherwise, and on the CPU, it is the two operations. s's result is queued like inner's.
+// full, and sr2 plus with absdiff or times, the inner product is computed by the SpMV's own kernels as they
+// store w, so the step costs no extra launch; otherwise, and on the CPU, it is the two operations. s's result
+// is queued like inner's.
 template <class Sr, class Sr2, class T>
 void mxv_inner(Vector<T>& w, Scalar<T>& s, Sr sr, const Matrix<T>& a, const Vector<T>& u, Sr2 sr2, const Vector<T>& v,
                const Descriptor& d = {}) {

@@ -19,11 +19,13 @@
 //   fixup    adds the carries of the tiles before a row's last tile, in order (a warp splits long runs).
 // The tile and fixup kernels are launched as programmatic dependents (Hopper), so that their launch
 // latency hides behind the kernel before them. A matrix's plan (tile starts, count, carries) is cached on it,
-// so a repeated call launches the tile and fixup kernels only and allocates nothing but its result.
-// spmv_inner: the same kernels also reduce (M u)(i) ⊗ v(i) into a Scalar's cell (PageRank's L1 change) as
-// they store M u: the tile kernel per tile, the fixup kernel for the rows spanning tiles and, in its last
-// block, over everything. Launches cost the host 4.4-5.4 us each on the GPU machine, more than a small
-// graph's SpMV kernels run, so one launch less per iteration is what counts there.
+// so a repeated call launches the tile and fixup kernels only and allocates nothing but its result; with the
+// plan cached, the tile kernel also loads its first tile's entries before it waits for the kernel before
+// (the matrix was complete before the plan was made), and the fixup finds its runs before its wait.
+// spmv_inner: the same kernels also sum (M u)(i) ⊗ v(i) into a Scalar's cell (PageRank's L1 change, ⊗ known
+// at compile time) as they store M u: the tile kernel per warp, the fixup kernel for the rows spanning tiles
+// and, in its last block, over everything. Launches cost the host 4.4-5.4 us each on the GPU machine, more
+// than a small graph's SpMV kernels run, so one launch less per iteration is what counts there.
 // Sums run in increasing k inside a thread and combine in increasing k across threads and tiles, so the
 // any monoid keeps the first term, as on the CPU; floating sums differ from the CPU only by rounding.
 // No floating atomics: the result is the same on every run.
@@ -55,7 +57,9 @@ template <int Block, int Items, int MinBlocks = 1>
 struct TileShape {
     static constexpr int block = Block, items = Items, tile = Block * Items, min_blocks = MinBlocks;
 };
-using DefaultShape = TileShape<128, 7>;
+// Eight blocks per SM: every tile kernel fits in 64 registers without spilling (it took 72, 96 with the fused
+// inner product's code in the same instantiation, which left 5 blocks per SM).
+using DefaultShape = TileShape<128, 7, 8>;
 constexpr int kPrepareBlock = 256;
 constexpr int kFixupBlock = 256;
 constexpr std::uint64_t kMaxPrepareBlocks = 2048;
@@ -214,16 +218,27 @@ __global__ void __launch_bounds__(kPrepareBlock)
     }
 }
 
-// The fused inner product (spmv_inner): s = ⊕ over the present rows of y(r) ⊗ v(r), combined in position
-// order. The tile kernel leaves the parts of the rows it completes in tile_part (one per warp); the fixup adds the
-// rows it completes (those spanning tiles), combines per block, and its last block writes the Scalar's cell.
+// The fused inner product (spmv_inner): s = + over the present rows of y(r) ⊗ v(r), with ⊗ known at compile
+// time (Inner), so that the plain SpMV's kernels carry none of it (its tile kernel needs 72 registers, not 96,
+// and fits 7 blocks per SM, not 5). The tile kernel leaves the sum of the rows it completes in tile_part (one
+// per warp); the fixup adds the rows it completes (those spanning tiles), sums per block, and its last block
+// writes the Scalar's cell. The sums run in a fixed order (rows in a thread, then fixed trees), so the result is
+// the same on every run; plus has an identity, so a part without terms is simply 0.
+struct NoInner {
+    static constexpr bool on = false;
+};
+template <BinaryOp kMultiply>
+struct PlusInner {
+    static constexpr bool on = true;
+    template <class T>
+    __device__ __forceinline__ T term(T y, T v) const {
+        return apply_binary<T>(kMultiply, y, v);
+    }
+};
 template <class T>
 struct ChangeArgs {
-    const T* v = nullptr;  // nullptr: no inner product
-    BinaryOp multiply = BinaryOp::times;
-    MonoidOp add = MonoidOp::plus;
-    parts::Part<T>* tile_part = nullptr;    // tile_parts per tile (one per warp of the tile kernel)
-    unsigned tile_parts = 0;
+    const T* v = nullptr;
+    T* tile_part = nullptr;                 // kTileParts per tile (one per warp of the tile kernel)
     parts::Part<T>* block_part = nullptr;   // one per fixup block (the Scalar's scratch)
     unsigned* ticket = nullptr;             // the Scalar's scratch, zero between uses
     parts::Part<T>* out = nullptr;          // the Scalar's cell
@@ -254,14 +269,18 @@ __device__ void apply_carry(Index r, const Carry<T>& c, T* y, std::uint8_t* ybm,
 // One tile of the merge path per block (grid-stride when there are more tiles than blocks).
 // kGeneral: u may have a bitmap (xbm), rows may be masked, and present rows are counted into counter
 // (when counter is given); without it every entry is a term and no row is masked.
-template <class T, class Sr, bool kGeneral, class Shape>
+// ready: the matrix and tile_row were complete before this launch (the plan was cached: they are what the
+// prepare kernel of an earlier call read and wrote), so the block loads its first tile's entries before it
+// waits for the previous kernel, and those loads overlap that kernel's end.
+template <class T, class Sr, bool kGeneral, class Shape, class Inner>
 __global__ void __launch_bounds__(Shape::block, Shape::min_blocks)
     spmv_tiles(const Offset* __restrict__ off, const ColIndex* __restrict__ col, const T* __restrict__ val,
                const T* __restrict__ x, const std::uint8_t* __restrict__ xbm, Index n, Offset nnz,
                std::uint64_t ntiles, const Index* __restrict__ tile_row, T* __restrict__ y,
                std::uint8_t* __restrict__ ybm, T* __restrict__ carry_val, std::uint8_t* __restrict__ carry_has,
                Sr sr, bool flip, MaskPattern mask, unsigned long long* __restrict__ counter,
-               const T* __restrict__ w_in, ChangeArgs<T> ch) {
+               const T* __restrict__ w_in, ChangeArgs<T> ch, bool ready) {
+    static_assert(!(kGeneral && Inner::on));
     constexpr int kBlock = Shape::block, kItems = Shape::items, kTile = Shape::tile;
     __shared__ std::uint32_t s_end[kTile + 1];  // row ends, relative to the tile's first entry
     __shared__ T s_prod[kTile];
@@ -272,7 +291,8 @@ __global__ void __launch_bounds__(Shape::block, Shape::min_blocks)
 
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const std::uint64_t total = n + nnz;
-    wait_for_previous_kernel();  // tile_row comes from spmv_prepare
+    bool waited = !ready;
+    if (!ready) wait_for_previous_kernel();  // tile_row comes from spmv_prepare
     for (std::uint64_t t = blockIdx.x; t < ntiles; t += gridDim.x) {
         const std::uint64_t d0 = t * kTile;
         const std::uint64_t d1 = d0 + kTile < total ? d0 + kTile : total;
@@ -292,6 +312,10 @@ __global__ void __launch_bounds__(Shape::block, Shape::min_blocks)
                 c[q] = load_stream(col + k0 + j);
                 v[q] = load_stream(val + k0 + j);
             }
+        }
+        if (!waited) {  // x, and every array written below, belong to the kernels before
+            wait_for_previous_kernel();
+            waited = true;
         }
 #pragma unroll
         for (int q = 0; q < kItems; ++q) {
@@ -388,7 +412,7 @@ __global__ void __launch_bounds__(Shape::block, Shape::min_blocks)
         }
         __syncthreads();
         unsigned long long present_rows = 0;
-        parts::Part<T> term{parts::none, T{}};  // the inner product's terms of the rows completed here
+        T term{};  // the inner product's terms of the rows completed here
         for (int j = threadIdx.x; j < nr; j += kBlock) {
             const Index row = r0 + j;
             bool present = s_yb[j];
@@ -408,18 +432,15 @@ __global__ void __launch_bounds__(Shape::block, Shape::min_blocks)
             }
             y[row] = present ? s_y[j] : T{};
             ybm[row] = present;
-            if constexpr (!kGeneral) {
+            if constexpr (Inner::on) {
                 // A row with entries in earlier tiles is completed by the fixup, which adds its term.
-                if (ch.v && present && !(j == 0 && off[row] < k0))
-                    term = parts::combine(ch.add, term, parts::Part<T>{row, apply_binary<T>(ch.multiply, s_y[j], ch.v[row])});
+                if (present && !(j == 0 && off[row] < k0)) term += Inner{}.term(s_y[j], ch.v[row]);
             }
         }
-        if constexpr (!kGeneral) {
-            if (ch.v) {
-                // One part per warp (no block-wide step): the fixup combines a tile's kBlock / 32 parts.
-                const parts::Part<T> b = parts::warp_combine(ch.add, term);
-                if (lane == 0) ch.tile_part[t * (kBlock / 32) + warp] = b;
-            }
+        if constexpr (Inner::on) {
+            // One part per warp (no block-wide step): the fixup sums a tile's kBlock / 32 parts.
+            for (unsigned d = 16; d > 0; d /= 2) term += shfl_down(term, d);
+            if (lane == 0) ch.tile_part[t * (kBlock / 32) + warp] = term;
         }
         if constexpr (kGeneral) {
             if (counter) {
@@ -432,25 +453,45 @@ __global__ void __launch_bounds__(Shape::block, Shape::min_blocks)
     allow_next_kernel();
 }
 
-template <class T, class Sr, bool kGeneral>
+// The end of the run of tiles whose carries belong to row r, tile_row[t + 1] = r (a nondecreasing array):
+// the first q >= t + 2 with tile_row[q] != r, found by galloping from t + 2 (most runs are short).
+__device__ __forceinline__ std::uint64_t run_end(const Index* __restrict__ tile_row, std::uint64_t t,
+                                                 std::uint64_t ntiles, Index r) {
+    std::uint64_t lo = t + 2, step = 1;  // tile_row[lo - 1] == r
+    std::uint64_t hi = lo;
+    while (hi < ntiles && tile_row[hi] == r) {
+        lo = hi + 1;
+        hi = lo + step;
+        step *= 2;
+    }
+    hi = hi < ntiles ? hi : ntiles;
+    while (lo < hi) {
+        const std::uint64_t mid = lo + (hi - lo) / 2;
+        if (tile_row[mid] == r) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+// One thread per tile. tile_row is complete when this kernel starts (the tile kernel, whose blocks all waited
+// for the prepare kernel before letting this one be scheduled, or the cached plan), so the runs are found
+// before the wait for the tile kernel's carries.
+template <class T, class Sr, bool kGeneral, class Inner>
 __global__ void __launch_bounds__(kFixupBlock)
     spmv_fixup(Index n, std::uint64_t ntiles, const Index* __restrict__ tile_row, const T* __restrict__ carry_val,
                const std::uint8_t* __restrict__ carry_has, T* __restrict__ y, std::uint8_t* __restrict__ ybm, Sr sr,
                MaskPattern mask, unsigned long long* __restrict__ counter, const T* __restrict__ w_in,
                ChangeArgs<T> ch) {
-    wait_for_previous_kernel();  // the carries come from spmv_tiles
-    allow_next_kernel();         // the next kernel may be scheduled; it waits for this one's results
-    parts::Part<T> acc{parts::none, T{}};  // this thread's part of the fused inner product
+    T acc{};  // this thread's part of the fused inner product
     const int lane = threadIdx.x & 31;
     // The inner product's term of a row completed here (its final value was just written by this thread). The
     // fixup completes exactly the rows whose carries hold terms, i.e. (every entry being a term where the inner
     // product is fused) the rows with entries before their last tile, which is the row the tile kernel skips;
     // a run of carries without terms (a row starting exactly at a tile's start) leaves the row to its tile.
     auto add_term = [&](Index r) {
-        if constexpr (!kGeneral) {
-            if (ch.v) acc = parts::combine(ch.add, acc, parts::Part<T>{r, apply_binary<T>(ch.multiply, y[r], ch.v[r])});
-        }
+        if constexpr (Inner::on) acc += Inner{}.term(y[r], ch.v[r]);
     };
+    bool waited = false;
     const std::uint64_t stride = std::uint64_t(gridDim.x) * blockDim.x;
     for (std::uint64_t base = std::uint64_t(blockIdx.x) * blockDim.x; base < ntiles; base += stride) {
         const std::uint64_t t = base + threadIdx.x;
@@ -459,25 +500,21 @@ __global__ void __launch_bounds__(kFixupBlock)
         Index r = 0;
         // Tile t's carry belongs to row tile_row[t+1]; the first tile carrying a row sums the whole run.
         if (t < ntiles) {
-            if constexpr (!kGeneral) {
-                if (ch.v)
-                    for (unsigned q = 0; q < ch.tile_parts; ++q)
-                        acc = parts::combine(ch.add, acc, ch.tile_part[t * ch.tile_parts + q]);
-            }
             r = tile_row[t + 1];
-            if (r < n && (t == 0 || tile_row[t] != r)) {
-                // Row r ends in a later tile, so t + 2 <= ntiles.
-                if (tile_row[t + 2] != r) {
-                    len = 1;
-                } else {
-                    std::uint64_t lo = t + 3, hi = ntiles;
-                    while (lo < hi) {
-                        const std::uint64_t mid = lo + (hi - lo) / 2;
-                        if (tile_row[mid] == r) lo = mid + 1;
-                        else hi = mid;
-                    }
-                    len = lo - 1 - t;
-                }
+            // Row r ends in a later tile, so t + 2 <= ntiles.
+            if (r < n && (t == 0 || tile_row[t] != r)) len = run_end(tile_row, t, ntiles, r) - 1 - t;
+        }
+        if (!waited) {
+            wait_for_previous_kernel();  // the carries come from spmv_tiles
+            allow_next_kernel();         // the next kernel may be scheduled; it waits for this one's results
+            waited = true;
+        }
+        if (t < ntiles) {
+            if constexpr (Inner::on) {
+                constexpr int kParts = DefaultShape::block / 32;
+                for (int q = 0; q < kParts; ++q) acc += ch.tile_part[t * kParts + q];
+            }
+            if (len > 0) {
                 if (len <= 32) {
                     Carry<T> c{0, 0, T{}};
                     for (std::uint64_t q = t; q < t + len; ++q)
@@ -515,11 +552,13 @@ __global__ void __launch_bounds__(kFixupBlock)
             }
         }
     }
-    if constexpr (!kGeneral) {
-        if (ch.v) {
-            const parts::Part<T> b = parts::block_combine<kFixupBlock>(ch.add, acc);
-            parts::finish_by_last_block<kFixupBlock>(ch.add, b, ch.block_part, ch.ticket, ch.out);
-        }
+    if (!waited) {  // (every block has a tile, see run; kept for safety)
+        wait_for_previous_kernel();
+        allow_next_kernel();
+    }
+    if constexpr (Inner::on) {
+        const parts::Part<T> b = parts::block_combine<kFixupBlock>(MonoidOp::plus, parts::Part<T>{0, acc});
+        parts::finish_by_last_block<kFixupBlock>(MonoidOp::plus, b, ch.block_part, ch.ticket, ch.out);
     }
 }
 
@@ -613,12 +652,12 @@ struct WorkLayout {
           has_at(carry_at + ntiles * sizeof(T)),
           counter_at((has_at + ntiles + 7) / 8 * 8),
           part_at((counter_at + sizeof(unsigned long long) + 15) / 16 * 16),
-          bytes(part_at + ntiles * parts_per_tile * sizeof(parts::Part<T>)) {}
+          bytes(part_at + ntiles * parts_per_tile * sizeof(T)) {}
 };
 
 // w: accumulate (y = w + M u, w full, u full, no mask, kGeneral false only), or nullptr.
-template <class T, class Sr, bool kGeneral, class Shape = DefaultShape>
-// change: the fused inner product (u full, no mask, kGeneral false only), or nullptr.
+// change: the fused inner product (Inner; u full, no mask, kGeneral false only), or nullptr.
+template <class T, class Sr, bool kGeneral, class Inner = NoInner, class Shape = DefaultShape>
 Vector<T> run(const Matrix<T>& m, const Vector<T>& u, Sr sr, bool flip, const MaskPattern* mask, const char* path,
               const Vector<T>* w = nullptr, const ChangeArgs<T>* change = nullptr) {
     constexpr int kTile = Shape::tile;
@@ -660,11 +699,10 @@ Vector<T> run(const Matrix<T>& m, const Vector<T>& u, Sr sr, bool flip, const Ma
     Index* tile_row = plan       ? const_cast<Index*>(plan->tile_row.data())
                       : new_plan ? new_plan->tile_row.data()
                                  : reinterpret_cast<Index*>(scratch.data());
+    static_assert(Shape::block == DefaultShape::block);  // the fixup's parts per tile
+    if (Inner::on != (change != nullptr)) throw InvalidValue("cuda::spmv: inner product arguments do not match");
     ChangeArgs<T> ch = change ? *change : ChangeArgs<T>{};
-    if (change) {
-        ch.tile_part = reinterpret_cast<parts::Part<T>*>(work + lay.part_at);
-        ch.tile_parts = Shape::block / 32;
-    }
+    if (change) ch.tile_part = reinterpret_cast<T*>(work + lay.part_at);
     T* carry_val = reinterpret_cast<T*>(work + lay.carry_at);
     std::uint8_t* carry_has = work + lay.has_at;
     unsigned long long* counter = nullptr;
@@ -689,14 +727,14 @@ Vector<T> run(const Matrix<T>& m, const Vector<T>& u, Sr sr, bool flip, const Ma
         check(cudaGetLastError(), "spmv prepare kernel launch");
     }
     const unsigned tile_blocks = unsigned(std::min<std::uint64_t>(ntiles, 0x7fffffffu));
-    launch_after_previous(spmv_tiles<T, Sr, kGeneral, Shape>, tile_blocks, Shape::block, stream, ctx.device(),
+    launch_after_previous(spmv_tiles<T, Sr, kGeneral, Shape, Inner>, tile_blocks, Shape::block, stream, ctx.device(),
                           "spmv tile kernel launch",
                           off, m.storage_indices().data(), m.storage_values().data(), u.storage_values().data(),
                           u_full ? nullptr : u.storage_bitmap().data(), n, nnz, ntiles, (const Index*)tile_row, y.data(),
-                          ybm.data(), carry_val, carry_has, sr, flip, mp, counter, w_in, ch);
+                          ybm.data(), carry_val, carry_has, sr, flip, mp, counter, w_in, ch, plan != nullptr);
     const unsigned fixup_blocks = unsigned(
         std::max<std::uint64_t>(1, std::min<std::uint64_t>((ntiles + kFixupBlock - 1) / kFixupBlock, std::uint64_t(sms) * 16)));
-    launch_after_previous(spmv_fixup<T, Sr, kGeneral>, fixup_blocks, kFixupBlock, stream, ctx.device(),
+    launch_after_previous(spmv_fixup<T, Sr, kGeneral, Inner>, fixup_blocks, kFixupBlock, stream, ctx.device(),
                           "spmv fixup kernel launch", n, ntiles, (const Index*)tile_row, (const T*)carry_val,
                           (const std::uint8_t*)carry_has, y.data(), ybm.data(), sr, mp, counter, w_in, ch);
 
@@ -741,9 +779,6 @@ Vector<T> spmv_plus_accumulate(const Matrix<T>& m, const Vector<T>& u, const Vec
     return run<T, PlusTimes, false>(m, u, PlusTimes{}, false, nullptr, "plus_times accumulating into w, merge path", &w);
 }
 
-// Above this many merge-path items (rows + entries), spmv_inner runs the SpMV and the reduction apart.
-constexpr std::uint64_t kFuseInnerItems = std::uint64_t(1) << 22;
-
 template <class T>
 Vector<T> spmv_inner(const Matrix<T>& m, const Vector<T>& u, const Vector<T>& v, SemiringCode sr2, ScalarTarget<T> to) {
     using namespace spmv_detail;
@@ -751,10 +786,9 @@ Vector<T> spmv_inner(const Matrix<T>& m, const Vector<T>& u, const Vector<T>& v,
     if (u.nvals() != u.size() || !u.is_dense() || v.nvals() != v.size() || !v.is_dense() || v.size() != m.nrows() ||
         m.nrows() == 0)
         throw InvalidValue("cuda::spmv_inner: u and v must be full, v must have a row's size, and M rows");
-    // Large matrices: the SpMV is bound by memory, not by launches, and the per-tile combine costs more than the
-    // separate reduction (H100, PageRank per iteration: R-MAT 20 0.358 ms fused against 0.333 apart; the
-    // data graphs of 0.2-1 M entries 0.90-1.15x cusparseSpMV fused against 1.13-1.46x apart).
-    if (std::uint64_t(m.nrows()) + m.nvals() > kFuseInnerItems) {
+    // The fused kernels know the inner product's semiring at compile time: plus with absdiff (PageRank's L1
+    // change) or times (a dot product). Any other runs apart.
+    if (sr2.add != MonoidOp::plus || (sr2.multiply != BinaryOp::absdiff && sr2.multiply != BinaryOp::times)) {
         Vector<T> w = spmv(m, u, SemiringCode{MonoidOp::plus, BinaryOp::times}, false, nullptr);
         inner(w, v, sr2, to);
         return w;
@@ -765,13 +799,13 @@ Vector<T> spmv_inner(const Matrix<T>& m, const Vector<T>& u, const Vector<T>& v,
         throw InvalidValue("cuda::spmv_inner: too many multiprocessors for a Scalar's scratch");
     ChangeArgs<T> ch;
     ch.v = v.storage_values().data();
-    ch.multiply = sr2.multiply;
-    ch.add = sr2.add;
     ch.block_part = reinterpret_cast<parts::Part<T>*>(static_cast<char*>(to.scratch) + reduce_scratch_parts_at);
     ch.ticket = static_cast<unsigned*>(to.scratch);
     ch.out = to.cell;
-    return run<T, PlusTimes, false>(m, u, PlusTimes{}, false, nullptr, "plus_times and an inner product of the result, merge path",
-                                    nullptr, &ch);
+    const char* path = "plus_times and an inner product of the result, merge path";
+    if (sr2.multiply == BinaryOp::absdiff)
+        return run<T, PlusTimes, false, PlusInner<BinaryOp::absdiff>>(m, u, PlusTimes{}, false, nullptr, path, nullptr, &ch);
+    return run<T, PlusTimes, false, PlusInner<BinaryOp::times>>(m, u, PlusTimes{}, false, nullptr, path, nullptr, &ch);
 }
 template Vector<float> spmv_inner<float>(const Matrix<float>&, const Vector<float>&, const Vector<float>&, SemiringCode,
                                          ScalarTarget<float>);
