@@ -19,9 +19,7 @@
 //   fixup    adds the carries of the tiles before a row's last tile, in order (a warp splits long runs).
 // The tile and fixup kernels are launched as programmatic dependents (Hopper), so that their launch
 // latency hides behind the kernel before them. A matrix's plan (tile starts, count, carries) is cached on it,
-// so a repeated call launches the tile and fixup kernels only and allocates nothing but its result; with the
-// plan cached, the tile kernel also loads its first tile's entries before it waits for the kernel before
-// (the matrix was complete before the plan was made), and the fixup finds its runs before its wait.
+// so a repeated call launches the tile and fixup kernels only and allocates nothing but its result.
 // spmv_inner: the same kernels also sum (M u)(i) ⊗ v(i) into a Scalar's cell (PageRank's L1 change, ⊗ known
 // at compile time) as they store M u: the tile kernel per warp, the fixup kernel for the rows spanning tiles
 // and, in its last block, over everything. Launches cost the host 4.4-5.4 us each on the GPU machine, more
@@ -269,9 +267,11 @@ __device__ void apply_carry(Index r, const Carry<T>& c, T* y, std::uint8_t* ybm,
 // One tile of the merge path per block (grid-stride when there are more tiles than blocks).
 // kGeneral: u may have a bitmap (xbm), rows may be masked, and present rows are counted into counter
 // (when counter is given); without it every entry is a term and no row is masked.
-// ready: the matrix and tile_row were complete before this launch (the plan was cached: they are what the
-// prepare kernel of an earlier call read and wrote), so the block loads its first tile's entries before it
-// waits for the previous kernel, and those loads overlap that kernel's end.
+// Everything, even the matrix, is read after the wait for the previous kernel. Loading the tile's entries
+// before the wait (tried, spmv/README.md v8) made PageRank's ranks wrong in most runs on the graphs of more
+// than one wave of tiles. The likely cause: u is gathered with ld.global.nc (__ldg), which is only defined for
+// data that does not change while the kernel runs, and which the compiler may move above griddepcontrol.wait
+// once the addresses are known; with the entries loaded after the wait, the gathers depend on it.
 template <class T, class Sr, bool kGeneral, class Shape, class Inner>
 __global__ void __launch_bounds__(Shape::block, Shape::min_blocks)
     spmv_tiles(const Offset* __restrict__ off, const ColIndex* __restrict__ col, const T* __restrict__ val,
@@ -279,7 +279,7 @@ __global__ void __launch_bounds__(Shape::block, Shape::min_blocks)
                std::uint64_t ntiles, const Index* __restrict__ tile_row, T* __restrict__ y,
                std::uint8_t* __restrict__ ybm, T* __restrict__ carry_val, std::uint8_t* __restrict__ carry_has,
                Sr sr, bool flip, MaskPattern mask, unsigned long long* __restrict__ counter,
-               const T* __restrict__ w_in, ChangeArgs<T> ch, bool ready) {
+               const T* __restrict__ w_in, ChangeArgs<T> ch) {
     static_assert(!(kGeneral && Inner::on));
     constexpr int kBlock = Shape::block, kItems = Shape::items, kTile = Shape::tile;
     __shared__ std::uint32_t s_end[kTile + 1];  // row ends, relative to the tile's first entry
@@ -291,8 +291,7 @@ __global__ void __launch_bounds__(Shape::block, Shape::min_blocks)
 
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const std::uint64_t total = n + nnz;
-    bool waited = !ready;
-    if (!ready) wait_for_previous_kernel();  // tile_row comes from spmv_prepare
+    wait_for_previous_kernel();  // tile_row comes from spmv_prepare, u from the kernels before
     for (std::uint64_t t = blockIdx.x; t < ntiles; t += gridDim.x) {
         const std::uint64_t d0 = t * kTile;
         const std::uint64_t d1 = d0 + kTile < total ? d0 + kTile : total;
@@ -312,10 +311,6 @@ __global__ void __launch_bounds__(Shape::block, Shape::min_blocks)
                 c[q] = load_stream(col + k0 + j);
                 v[q] = load_stream(val + k0 + j);
             }
-        }
-        if (!waited) {  // x, and every array written below, belong to the kernels before
-            wait_for_previous_kernel();
-            waited = true;
         }
 #pragma unroll
         for (int q = 0; q < kItems; ++q) {
@@ -473,15 +468,15 @@ __device__ __forceinline__ std::uint64_t run_end(const Index* __restrict__ tile_
     return lo;
 }
 
-// One thread per tile. tile_row is complete when this kernel starts (the tile kernel, whose blocks all waited
-// for the prepare kernel before letting this one be scheduled, or the cached plan), so the runs are found
-// before the wait for the tile kernel's carries.
+// One thread per tile.
 template <class T, class Sr, bool kGeneral, class Inner>
 __global__ void __launch_bounds__(kFixupBlock)
     spmv_fixup(Index n, std::uint64_t ntiles, const Index* __restrict__ tile_row, const T* __restrict__ carry_val,
                const std::uint8_t* __restrict__ carry_has, T* __restrict__ y, std::uint8_t* __restrict__ ybm, Sr sr,
                MaskPattern mask, unsigned long long* __restrict__ counter, const T* __restrict__ w_in,
                ChangeArgs<T> ch) {
+    wait_for_previous_kernel();  // the carries come from spmv_tiles
+    allow_next_kernel();         // the next kernel may be scheduled; it waits for this one's results
     T acc{};  // this thread's part of the fused inner product
     const int lane = threadIdx.x & 31;
     // The inner product's term of a row completed here (its final value was just written by this thread). The
@@ -491,7 +486,6 @@ __global__ void __launch_bounds__(kFixupBlock)
     auto add_term = [&](Index r) {
         if constexpr (Inner::on) acc += Inner{}.term(y[r], ch.v[r]);
     };
-    bool waited = false;
     const std::uint64_t stride = std::uint64_t(gridDim.x) * blockDim.x;
     for (std::uint64_t base = std::uint64_t(blockIdx.x) * blockDim.x; base < ntiles; base += stride) {
         const std::uint64_t t = base + threadIdx.x;
@@ -503,11 +497,6 @@ __global__ void __launch_bounds__(kFixupBlock)
             r = tile_row[t + 1];
             // Row r ends in a later tile, so t + 2 <= ntiles.
             if (r < n && (t == 0 || tile_row[t] != r)) len = run_end(tile_row, t, ntiles, r) - 1 - t;
-        }
-        if (!waited) {
-            wait_for_previous_kernel();  // the carries come from spmv_tiles
-            allow_next_kernel();         // the next kernel may be scheduled; it waits for this one's results
-            waited = true;
         }
         if (t < ntiles) {
             if constexpr (Inner::on) {
@@ -551,10 +540,6 @@ __global__ void __launch_bounds__(kFixupBlock)
                 if (c.has) add_term(row);
             }
         }
-    }
-    if (!waited) {  // (every block has a tile, see run; kept for safety)
-        wait_for_previous_kernel();
-        allow_next_kernel();
     }
     if constexpr (Inner::on) {
         const parts::Part<T> b = parts::block_combine<kFixupBlock>(MonoidOp::plus, parts::Part<T>{0, acc});
@@ -731,7 +716,7 @@ Vector<T> run(const Matrix<T>& m, const Vector<T>& u, Sr sr, bool flip, const Ma
                           "spmv tile kernel launch",
                           off, m.storage_indices().data(), m.storage_values().data(), u.storage_values().data(),
                           u_full ? nullptr : u.storage_bitmap().data(), n, nnz, ntiles, (const Index*)tile_row, y.data(),
-                          ybm.data(), carry_val, carry_has, sr, flip, mp, counter, w_in, ch, plan != nullptr);
+                          ybm.data(), carry_val, carry_has, sr, flip, mp, counter, w_in, ch);
     const unsigned fixup_blocks = unsigned(
         std::max<std::uint64_t>(1, std::min<std::uint64_t>((ntiles + kFixupBlock - 1) / kFixupBlock, std::uint64_t(sms) * 16)));
     launch_after_previous(spmv_fixup<T, Sr, kGeneral, Inner>, fixup_blocks, kFixupBlock, stream, ctx.device(),
