@@ -117,8 +117,9 @@ Vector<T> spmv(const Matrix<T>& m, const Vector<T>& u, SemiringCode sr, bool fli
 // w + M u over plus_times in one pass (the SpMV's stores add w): u and w full; float and double only.
 template <class T>
 Vector<T> spmv_plus_accumulate(const Matrix<T>& m, const Vector<T>& u, const Vector<T>& w);
-// M u over plus_times and, queued into `to` from the same kernels, ⊕ over i of (M u)(i) ⊗ v(i) under sr2 (the
-// rows of M u that are present): u and v full, v of M's row count, M with at least one row; float and double.
+// M u over plus_times and, queued into `to`, ⊕ over i of (M u)(i) ⊗ v(i) under sr2 (the rows of M u that are
+// present): u and v full, v of M's row count, M with at least one row; float and double. Computed by the SpMV's
+// own kernels when sr2 is plus with absdiff or times, by a reduction after them otherwise.
 template <class T>
 Vector<T> spmv_inner(const Matrix<T>& m, const Vector<T>& u, const Vector<T>& v, SemiringCode sr2, ScalarTarget<T> to);
 template <class T> DenseMatrix<T> spmm(const Matrix<T>& a, const DenseMatrix<T>& b, SemiringCode sr);
