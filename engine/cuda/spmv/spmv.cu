@@ -217,9 +217,9 @@ __global__ void __launch_bounds__(kPrepareBlock)
 }
 
 // The fused inner product (spmv_inner): s = + over the present rows of y(r) ⊗ v(r), with ⊗ known at compile
-// time (Inner), so that the plain SpMV's kernels carry none of it (its tile kernel needs 72 registers, not 96,
-// and fits 7 blocks per SM, not 5). The tile kernel leaves the sum of the rows it completes in tile_part (one
-// per warp); the fixup adds the rows it completes (those spanning tiles), sums per block, and its last block
+// time (Inner), so that the plain SpMV's kernels carry none of it (with runtime operator codes in the same
+// instantiation, the plain tile kernel needed 96 registers). The tile kernel leaves the sum of the rows it
+// completes in tile_part (one per warp); the fixup adds the rows it completes (those spanning tiles), sums per block, and its last block
 // writes the Scalar's cell. The sums run in a fixed order (rows in a thread, then fixed trees), so the result is
 // the same on every run; plus has an identity, so a part without terms is simply 0.
 struct NoInner {
@@ -236,7 +236,7 @@ struct PlusInner {
 template <class T>
 struct ChangeArgs {
     const T* v = nullptr;
-    T* tile_part = nullptr;                 // kTileParts per tile (one per warp of the tile kernel)
+    T* tile_part = nullptr;                 // DefaultShape::block / 32 per tile (one per warp of the tile kernel)
     parts::Part<T>* block_part = nullptr;   // one per fixup block (the Scalar's scratch)
     unsigned* ticket = nullptr;             // the Scalar's scratch, zero between uses
     parts::Part<T>* out = nullptr;          // the Scalar's cell
