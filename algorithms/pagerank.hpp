@@ -188,30 +188,16 @@ inline std::vector<Index> iota(Index n) {
     return v;
 }
 
-// The largest column L1 distance of two N x k dense matrices, computed in their context: the difference and
-// |x| = max(x, -x) through SpMM accumulators with I and -I, then the column sums with a row of ones.
-class ColumnL1 {
-public:
-    ColumnL1(Index n, const Context& ctx)
-        : eye_(sparse(n, n, iota(n), iota(n), 1.0, ctx)),
-          neg_eye_(sparse(n, n, iota(n), iota(n), -1.0, ctx)),
-          ones_(sparse(1, n, std::vector<Index>(n, 0), iota(n), 1.0, ctx)) {}
-    double largest(const DenseMatrix<double>& a, const DenseMatrix<double>& b) const {
-        DenseMatrix<double> diff = a;
-        mxm(diff, no_mask, minus_op{}, plus_times{}, eye_, b);
-        DenseMatrix<double> dist = diff;
-        mxm(dist, no_mask, max_op{}, plus_times{}, neg_eye_, diff);
-        DenseMatrix<double> sums(1, a.ncols(), 0.0, a.context());
-        mxm(sums, no_mask, no_accum, plus_times{}, ones_, dist);
-        const DenseMatrix<double> host = sums.to(Context::cpu());
-        double m = 0;
-        for (double x : host.data()) m = std::isnan(x) || x > m ? x : m;  // a NaN never passes the test
-        return m;
-    }
-
-private:
-    Matrix<double> eye_, neg_eye_, ones_;
-};
+// The largest column L1 distance of two N x k dense matrices: their columns' inner products under plus with
+// absdiff, computed in their context. A NaN never passes the convergence test.
+inline double largest_column_l1(const DenseMatrix<double>& a, const DenseMatrix<double>& b) {
+    Vector<double> l1(a.ncols(), a.context());
+    inner(l1, no_mask, no_accum, semiring<plus_monoid, absdiff_op>{}, a, b, Descriptor{.transpose_a = true});
+    const Vector<double> host = l1.to(Context::cpu());
+    double m = 0;
+    for (double x : host.values()) m = std::isnan(x) || x > m ? x : m;
+    return m;
+}
 
 }  // namespace pagerank_detail
 
@@ -300,11 +286,11 @@ PersonalizedPageRankResult personalized_pagerank(const Matrix<T>& a, std::span<c
     for (std::size_t k = 0; k < all_idx.size(); ++k)
         if (sink_vals[k] != 0) sink_idx.push_back(all_idx[k]);
     const Matrix<double> sink_row = sparse(1, n, std::vector<Index>(sink_idx.size(), 0), sink_idx, d, ctx);
-    std::optional<pagerank_detail::ColumnL1> l1;  // built only when the change is wanted
-    if (!o.ldbc || o.progress) l1.emplace(n, ctx);
+    const bool want_change = !o.ldbc || o.progress;  // LDBC mode computes it only for the progress report
 
     DenseMatrix<double>& r = res.rank;
     mxm(r, no_mask, no_accum, plus_times{}, at_seed, eye_k);  // r_0 = E
+    DenseMatrix<double> next(n, k, 0.0, ctx);
     const std::size_t cap = o.ldbc ? o.iterations : o.max_iterations;
     while (res.iterations < cap) {
         // restart(j) = (1-d) + d * (rank of the sinks in column j), added at seeds[j] as E * diag(restart).
@@ -312,11 +298,11 @@ PersonalizedPageRankResult personalized_pagerank(const Matrix<T>& a, std::span<c
         if (!sink_idx.empty()) mxm(restart, no_mask, plus_op{}, plus_times{}, sink_row, r);
         DenseMatrix<double> diag_restart = eye_k;
         mxm(diag_restart, no_mask, times_op{}, plus_times{}, ones_k, restart);
-        DenseMatrix<double> next(n, k, 0.0, ctx);
         mxm(next, no_mask, no_accum, plus_times{}, t.pt, r);  // d * sum_{u->v} r(u)/outdeg(u), every seed
+        // Rows without a seed add plus's identity: the GPU leaves them untouched (an in-place accumulate).
         mxm(next, no_mask, plus_op{}, plus_times{}, at_seed, diag_restart);
-        if (l1) res.l1_change = l1->largest(next, r);
-        r = std::move(next);
+        if (want_change) res.l1_change = pagerank_detail::largest_column_l1(next, r);
+        std::swap(r, next);
         ++res.iterations;
         if (o.progress) o.progress(res.iterations, res.l1_change);
         if (!o.ldbc && res.l1_change < o.tolerance) {

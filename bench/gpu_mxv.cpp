@@ -1,8 +1,12 @@
 // gpu_bench: hybla's mxv (plus_times, float, through the public API in a CUDA context) against cuSPARSE's
 // cusparseSpMV (CSR, CUSPARSE_SPMV_ALG_DEFAULT) on the same matrix, next to the memory-traffic floor.
 //
-//   gpu_bench [--data DIR] [--graphs a,b,...] [--runs N] [--quick]
+//   gpu_bench [--data DIR] [--graphs a,b,...] [--runs N] [--quick] [--spmm w1,w2,...]
 //
+// --spmm: then SpMM, C = A B with B dense of each width w (row-major, random values in [0.5, 1.5)), float and
+// double, hybla's mxm against cusparseSpMM (CSR, row-major B and C, ALG_DEFAULT) on the same data, both checked
+// against a double-precision CPU product (relative 1e-4 for float, 1e-9 for double); floor bytes = nnz * (4 +
+// sizeof T) + (n+1)*8 + ncols*w*sizeof T (B read once) + n*w*sizeof T (C).
 // Graphs: files of the data folder (DIR/<name>/<file>, read with io::read_graph) and R-MAT graphs
 // ("rmat18" .. "rmat22": Graph500 parameters a=.57 b=.19 c=.19, edge factor 16, symmetrised, scrambled ids).
 // Every matrix gets random values in [0.5, 1.5) and u random values, all present. Each time is the median of
@@ -27,6 +31,7 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "bench/gpu_common.hpp"
@@ -43,6 +48,7 @@ struct Args {
     std::vector<std::string> graphs;
     int runs = 50;
     bool quick = false;
+    std::vector<Index> spmm_widths;  // --spmm: also SpMM against cusparseSpMM for these widths
 };
 
 Args parse(int argc, char** argv) {
@@ -60,8 +66,10 @@ Args parse(int argc, char** argv) {
         else if (s == "--runs") a.runs = std::max(1, std::atoi(value().c_str()));
         else if (s == "--quick") a.quick = true;
         else if (s == "--graphs") a.graphs = split_list(value());
+        else if (s == "--spmm")
+            for (const std::string& w : split_list(value())) a.spmm_widths.push_back(Index(std::max(1, std::atoi(w.c_str()))));
         else if (s == "--help" || s == "-h") {
-            std::printf("usage: gpu_bench [--data DIR] [--graphs a,b,...] [--runs N] [--quick]\n"
+            std::printf("usage: gpu_bench [--data DIR] [--graphs a,b,...] [--runs N] [--quick] [--spmm w1,w2,...]\n"
                         "graphs: data folder names (default set: ");
             for (auto& [n, f] : data_files) std::printf("%s ", n.c_str());
             std::printf(") and rmatS for R-MAT scale S\n");
@@ -123,6 +131,8 @@ double copy_bandwidth() {
     cudaFree(b);
     return 2.0 * double(bytes) / (median(ms) * 1e-3);
 }
+
+bool spmm_failed = false;
 
 struct Outcome {
     bool ok = true;
@@ -267,6 +277,102 @@ Row run_graph(const std::string& name, const Matrix<float>& a, int runs, double 
     return row;
 }
 
+// SpMM of A's pattern and values (as T) with a random n x w B: hybla against cusparseSpMM.
+template <class T>
+void run_spmm(const std::string& name, const Matrix<float>& af, Index w, int runs, double bandwidth,
+              cusparseHandle_t handle, std::mt19937_64& rng) {
+    const Context gpu = Context::cuda();
+    const Matrix<T> a = [&] {
+        Matrix<T> t(af.nrows(), af.ncols(), Context::cpu());
+        apply(t, no_mask, no_accum, identity_op{}, af);
+        return t;
+    }();
+    const Index m = a.nrows(), k = a.ncols();
+    DenseMatrix<T> bh(k, w, T(0), Context::cpu());
+    std::uniform_real_distribution<double> u01(0.5, 1.5);
+    for (T& v : bh.data()) v = T(u01(rng));
+    const DenseMatrix<T> b = bh.to(gpu);
+    const Matrix<T> g = a.to(gpu);
+    DenseMatrix<T> c(m, w, T(0), gpu);
+    const double hybla_ms = time_ms(runs, [&] { mxm(c, no_mask, no_accum, plus_times{}, g, b); });
+    const DenseMatrix<T> ch = c.to(Context::cpu());
+
+    std::vector<std::int32_t> off32(m + 1);
+    for (Index i = 0; i <= m; ++i) off32[i] = std::int32_t(a.storage_offsets()[i]);
+    void* d_off = nullptr;
+    T* d_c = nullptr;
+    cuda_check(cudaMalloc(&d_off, off32.size() * 4), "cudaMalloc");
+    cuda_check(cudaMemcpy(d_off, off32.data(), off32.size() * 4, cudaMemcpyHostToDevice), "cudaMemcpy");
+    cuda_check(cudaMalloc(&d_c, std::max<Index>(1, m * w) * sizeof(T)), "cudaMalloc");
+    constexpr cudaDataType dt = std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_64F;
+    cusparseSpMatDescr_t mat;
+    cusparseDnMatDescr_t mb, mc;
+    sparse_check(cusparseCreateCsr(&mat, std::int64_t(m), std::int64_t(k), std::int64_t(a.nvals()), d_off,
+                                   const_cast<ColIndex*>(g.storage_indices().data()), const_cast<T*>(g.storage_values().data()),
+                                   CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, dt),
+                 "cusparseCreateCsr");
+    sparse_check(cusparseCreateDnMat(&mb, std::int64_t(k), std::int64_t(w), std::int64_t(w),
+                                     const_cast<T*>(b.storage().data()), dt, CUSPARSE_ORDER_ROW),
+                 "cusparseCreateDnMat");
+    sparse_check(cusparseCreateDnMat(&mc, std::int64_t(m), std::int64_t(w), std::int64_t(w), d_c, dt, CUSPARSE_ORDER_ROW),
+                 "cusparseCreateDnMat");
+    const T alpha = 1, beta = 0;
+    std::size_t bytes = 0;
+    sparse_check(cusparseSpMM_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha,
+                                         mat, mb, &beta, mc, dt, CUSPARSE_SPMM_ALG_DEFAULT, &bytes),
+                 "cusparseSpMM_bufferSize");
+    void* buf = nullptr;
+    cuda_check(cudaMalloc(&buf, std::max<std::size_t>(1, bytes)), "cudaMalloc");
+    const double sparse_ms = time_ms(runs, [&] {
+        sparse_check(cusparseSpMM(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, mat,
+                                  mb, &beta, mc, dt, CUSPARSE_SPMM_ALG_DEFAULT, buf),
+                     "cusparseSpMM");
+    });
+    std::vector<T> ys(m * w);
+    if (m * w) cuda_check(cudaMemcpy(ys.data(), d_c, m * w * sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    cusparseDestroySpMat(mat);
+    cusparseDestroyDnMat(mb);
+    cusparseDestroyDnMat(mc);
+    cudaFree(buf);
+    cudaFree(d_c);
+    cudaFree(d_off);
+
+    // Both against a double-precision product.
+    std::string why;
+    const auto off = a.storage_offsets();
+    const auto col = a.storage_indices();
+    const auto val = a.storage_values();
+    const double rel = std::is_same_v<T, float> ? 1e-4 : 1e-9;
+    std::vector<double> s(w);
+    for (Index i = 0; i < m && why.empty(); ++i) {
+        std::fill(s.begin(), s.end(), 0.0);
+        for (Offset p = off[i]; p < off[i + 1]; ++p)
+            for (Index x = 0; x < w; ++x) s[x] += double(val[p]) * double(bh(col[p], x));
+        for (Index x = 0; x < w && why.empty(); ++x) {
+            const double tol = rel * std::max(1.0, std::fabs(s[x]));
+            char msg[200];
+            if (!(std::fabs(double(ch(i, x)) - s[x]) <= tol))
+                std::snprintf(msg, sizeof msg, "hybla C(%zu,%zu) = %.12g, expected %.12g", size_t(i), size_t(x), double(ch(i, x)), s[x]);
+            else if (!(std::fabs(double(ys[i * w + x]) - s[x]) <= tol))
+                std::snprintf(msg, sizeof msg, "cuSPARSE C(%zu,%zu) = %.12g, expected %.12g", size_t(i), size_t(x), double(ys[i * w + x]), s[x]);
+            else continue;
+            why = msg;
+        }
+    }
+    const double floor_bytes = double(a.nvals()) * (4 + sizeof(T)) + double(m + 1) * 8 + double(k * w) * sizeof(T) +
+                               double(m * w) * sizeof(T);
+    const double floor_ms = floor_bytes / bandwidth * 1e3;
+    if (!why.empty()) {
+        std::printf("%-18s %6s %4zu CHECK FAILED: %s\n", name.c_str(), std::is_same_v<T, float> ? "float" : "double",
+                    size_t(w), why.c_str());
+        spmm_failed = true;
+        return;
+    }
+    std::printf("%-18s %6s %4zu %10.4f %12.4f %7.3f %9.4f %12.3f\n", name.c_str(), std::is_same_v<T, float> ? "float" : "double",
+                size_t(w), hybla_ms, sparse_ms, hybla_ms / sparse_ms, floor_ms, hybla_ms / floor_ms);
+    std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -315,8 +421,25 @@ int main(int argc, char** argv) {
             if (!r.outcome.ok) failed = true;
             std::fprintf(stderr, "  (%s: built in %.1f s)\n", name.c_str(), load_s);
         }
+        if (!args.spmm_widths.empty()) {
+            std::printf("\nSpMM plus_times: hybla mxm (public API) vs cusparseSpMM (CSR, row-major B and C, ALG_DEFAULT)\n");
+            std::printf("%-18s %6s %4s %10s %12s %7s %9s %12s\n", "graph", "type", "w", "hybla ms", "cuSPARSE ms", "ratio",
+                        "floor ms", "hybla/floor");
+            for (const std::string& name : args.graphs) {
+                Matrix<float> a;
+                try {
+                    a = with_random_values(load_graph<double>(name, args.data), rng);
+                } catch (const std::exception& e) {
+                    continue;
+                }
+                for (Index w : args.spmm_widths) {
+                    run_spmm<float>(name, a, w, args.runs, bw, handle, rng);
+                    run_spmm<double>(name, a, w, args.runs, bw, handle, rng);
+                }
+            }
+        }
         cusparseDestroy(handle);
-        return failed ? 1 : 0;
+        return failed || spmm_failed ? 1 : 0;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "gpu_bench: %s\n", e.what());
         return 2;

@@ -1,8 +1,13 @@
-// eWiseAdd (union of patterns) and eWiseMult (intersection) on matrices and vectors.
-// op is a binary operator, a monoid, or a semiring (eWiseAdd then uses its add, eWiseMult its multiply).
+// eWiseAdd (union of patterns) and eWiseMult (intersection) on matrices and vectors, and both on dense
+// matrices (where every entry is present, so they agree). op is a binary operator, a monoid, or a semiring
+// (eWiseAdd then uses its add, eWiseMult its multiply).
 #pragma once
+#include <optional>
+
 #include "engine/checks.hpp"
+#include "engine/cpu/dense.hpp"
 #include "engine/cpu/ewise.hpp"
+#include "engine/cpu/spmm.hpp"
 #include "engine/cpu/mask.hpp"
 #include "engine/cpu/vector_view.hpp"
 #include "engine/cpu/vector_write.hpp"
@@ -69,6 +74,41 @@ void ewise_vector(Vector<TW>& w, const MaskT& mask, Accum accum, Op op, const Ve
     Matrix<TW> t = Union ? cpu::ewise_union<TW>(uc, vc, op) : cpu::ewise_intersection<TW>(uc, vc, op);
     cpu::write_back_vector(w, cpu::from_column(t), mask, accum, d);
 }
+
+// op(A) of a dense matrix: A itself, or its transpose (on A's backend), kept in hold.
+template <class T>
+const DenseMatrix<T>& dense_op(const DenseMatrix<T>& a, bool transpose, std::optional<DenseMatrix<T>>& hold) {
+    if (!transpose) return a;
+    HYBLA_ON_GPU(a) return hold.emplace(cuda::dense_transpose(a));
+    return hold.emplace(cpu::dense_transpose(a));
+}
+
+// C accum= op(op(A), op(B)) on dense matrices.
+template <class TC, class Accum, class Op, class TA, class TB>
+void ewise_dense(DenseMatrix<TC>& c, Accum accum, Op op, const DenseMatrix<TA>& a, const DenseMatrix<TB>& b,
+                 const Descriptor& d, const char* name) {
+    const Index m = rows_of(a, d.transpose_a), n = cols_of(a, d.transpose_a);
+    require(rows_of(b, d.transpose_b) == m && cols_of(b, d.transpose_b) == n, name,
+            "A is " + shape(m, n) + " but B is " + shape(rows_of(b, d.transpose_b), cols_of(b, d.transpose_b)));
+    require(c.nrows() == m && c.ncols() == n, name, "C is " + shape(c.nrows(), c.ncols()) + " but A is " + shape(m, n));
+    same_context(name, c, a, b);
+    HYBLA_ON_GPU(c) {
+        using namespace cuda_dispatch;
+        auto at = as_type<TC>(a);
+        auto bt = as_type<TC>(b);
+        std::optional<DenseMatrix<TC>> ha, hb;
+        DenseMatrix<TC> t = cuda::dense_ewise(dense_op(at.get(), d.transpose_a, ha), dense_op(bt.get(), d.transpose_b, hb),
+                                              binary_code(op, name));
+        if constexpr (std::is_same_v<Accum, NoAccum>) c = std::move(t);
+        else cuda::dense_accumulate(c, t, binary_code(accum, name));
+        return;
+    }
+    std::optional<DenseMatrix<TA>> ha;
+    std::optional<DenseMatrix<TB>> hb;
+    DenseMatrix<TC> t = cpu::dense_ewise<TC>(dense_op(a, d.transpose_a, ha), dense_op(b, d.transpose_b, hb), op);
+    if constexpr (std::is_same_v<Accum, NoAccum>) c = std::move(t);
+    else cpu::dense_accumulate(c, t, accum);
+}
 }  // namespace detail
 
 template <class TC, class MaskT, class Accum, class Op, class TA, class TB>
@@ -94,6 +134,18 @@ template <class TW, class MaskT, class Accum, class Op, class TU, class TV>
 void eWiseMult(Vector<TW>& w, const MaskT& mask, Accum accum, Op op, const Vector<TU>& u, const Vector<TV>& v,
                const Descriptor& d = {}) {
     detail::ewise_vector<false>(w, mask, accum, detail::mult_op_of(op), u, v, d, "eWiseMult");
+}
+
+// Dense matrices: C accum= op(op(A), op(B)) element by element (no mask: every entry of C is written).
+template <class TC, class Accum, class Op, class TA, class TB>
+void eWiseAdd(DenseMatrix<TC>& c, NoMask, Accum accum, Op op, const DenseMatrix<TA>& a, const DenseMatrix<TB>& b,
+              const Descriptor& d = {}) {
+    detail::ewise_dense(c, accum, detail::add_op_of(op), a, b, d, "eWiseAdd");
+}
+template <class TC, class Accum, class Op, class TA, class TB>
+void eWiseMult(DenseMatrix<TC>& c, NoMask, Accum accum, Op op, const DenseMatrix<TA>& a, const DenseMatrix<TB>& b,
+               const Descriptor& d = {}) {
+    detail::ewise_dense(c, accum, detail::mult_op_of(op), a, b, d, "eWiseMult");
 }
 
 }  // namespace hybla

@@ -336,6 +336,15 @@ public:
         std::lock_guard<std::mutex> lock(cache_->mutex);
         cache_->plan = std::move(plan);
     }
+    // Likewise for the GPU SpMM (its only user): the rows it splits into pieces.
+    std::shared_ptr<const void> cached_spmm_plan() const {
+        std::lock_guard<std::mutex> lock(cache_->mutex);
+        return cache_->spmm_plan;
+    }
+    void cache_spmm_plan(std::shared_ptr<const void> plan) const {
+        std::lock_guard<std::mutex> lock(cache_->mutex);
+        cache_->spmm_plan = std::move(plan);
+    }
 
     // For backends: direct access to the CSR arrays. Callers must keep the invariants.
     Array<Offset>& offsets_mut() { invalidate(); return offsets_; }
@@ -398,6 +407,7 @@ private:
         std::mutex mutex;
         std::shared_ptr<const Matrix> transpose;
         std::shared_ptr<const void> plan;
+        std::shared_ptr<const void> spmm_plan;
     };
     std::shared_ptr<Cache> cache_ = std::make_shared<Cache>();
 };

@@ -3,11 +3,15 @@
 //   Matrix x DenseMatrix -> DenseMatrix -> SpMM
 //   DenseMatrix x DenseMatrix under a sparse mask -> SDDMM
 #pragma once
+#include <optional>
+
 #include "engine/checks.hpp"
+#include "engine/cpu/dense.hpp"
 #include "engine/cpu/mask.hpp"
 #include "engine/cpu/spgemm.hpp"
 #include "engine/cpu/spmm.hpp"
 #include "engine/cuda/dispatch.hpp"
+#include "engine/ewise.hpp"
 #include "engine/trace.hpp"
 
 namespace hybla {
@@ -55,21 +59,21 @@ void mxm(DenseMatrix<TC>& c, NoMask, Accum accum, Sr, const Matrix<TA>& a, const
         auto code = semiring_code<Sr>("mxm (SpMM)");
         auto aa = as_type<TC>(d.transpose_a ? a.transposed() : a);
         auto bb = as_type<TC>(b);
-        DenseMatrix<TC> t = d.transpose_b ? cuda::spmm(aa.get(), cuda::dense_transpose(bb.get()), code)
-                                          : cuda::spmm(aa.get(), bb.get(), code);
-        if constexpr (std::is_same_v<Accum, NoAccum>) c = std::move(t);
-        else cuda::dense_accumulate(c, t, binary_code(accum, "mxm (SpMM)"));
+        std::optional<DenseMatrix<TC>> hold;
+        const DenseMatrix<TC>& bop = detail::dense_op(bb.get(), d.transpose_b, hold);
+        if constexpr (std::is_same_v<Accum, NoAccum>) {
+            c = cuda::spmm(aa.get(), bop, code);
+        } else if (bop.storage().data() != c.storage().data()) {
+            cuda::spmm_accumulate(c, aa.get(), bop, code, binary_code(accum, "mxm (SpMM)"));  // in place
+        } else {  // B is C: the product first
+            cuda::dense_accumulate(c, cuda::spmm(aa.get(), bop, code), binary_code(accum, "mxm (SpMM)"));
+        }
         return;
     }
     const Matrix<TA>& aa = d.transpose_a ? a.transposed() : a;
     DenseMatrix<TC> t = d.transpose_b ? cpu::spmm<Sr, TC>(aa, cpu::dense_transpose(b)) : cpu::spmm<Sr, TC>(aa, b);
-    if constexpr (std::is_same_v<Accum, NoAccum>) {
-        c = std::move(t);
-    } else {
-        auto cd = c.data();
-        auto td = t.data();
-        cpu::parallel_for_each(cd.size(), [&](Index x) { cd[x] = accum(cd[x], td[x]); }, 1 << 14);
-    }
+    if constexpr (std::is_same_v<Accum, NoAccum>) c = std::move(t);
+    else cpu::dense_accumulate(c, t, accum);
 }
 
 // SDDMM: C<M> accum= op(A) ⊕.⊗ op(B) with A and B dense, computed only where the (non-complemented) mask is.

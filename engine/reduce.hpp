@@ -1,8 +1,11 @@
-// reduce: a matrix to a vector (rows; columns with transpose_a), or a matrix or vector to a scalar.
+// reduce: a matrix or a dense matrix to a vector (rows; columns with transpose_a), or a matrix or vector to a
+// scalar; inner products of vectors, and of the rows or columns of two dense matrices.
 #pragma once
+#include <optional>
 #include <type_traits>
 
 #include "engine/checks.hpp"
+#include "engine/cpu/dense.hpp"
 #include "engine/cpu/reduce.hpp"
 #include "engine/cpu/vector_write.hpp"
 #include "engine/cuda/dispatch.hpp"
@@ -28,6 +31,66 @@ void reduce(Vector<TW>& w, const MaskT& mask, Accum accum, Monoid, const Matrix<
         return;
     }
     cpu::write_back_vector(w, cpu::reduce_rows<Monoid, TW>(d.transpose_a ? a.transposed() : a), mask, accum, d);
+}
+
+namespace detail {
+// w<m> accum= ⊕ over each row of dense A (each column with transpose_a) of A(i,j), or of A(i,j) ⊗ B(i,j)
+// (Mul the multiply operator; void: A alone).
+template <class Monoid, class Mul, class TW, class MaskT, class Accum, class TA, class TB>
+void dense_lines(Vector<TW>& w, const MaskT& mask, Accum accum, const DenseMatrix<TA>& a, const DenseMatrix<TB>* b,
+                 const Descriptor& d, const char* name) {
+    const bool by_columns = d.transpose_a;
+    const Index m = by_columns ? a.ncols() : a.nrows(), len = by_columns ? a.nrows() : a.ncols();
+    if (b)
+        require(b->nrows() == a.nrows() && b->ncols() == a.ncols(), name,
+                "A is " + shape(a.nrows(), a.ncols()) + " but B is " + shape(b->nrows(), b->ncols()));
+    require(w.size() == m, name, "w has size " + std::to_string(w.size()) + " but A has " + std::to_string(m) +
+                                     (by_columns ? " columns" : " rows"));
+    check_vector_mask(mask, m, name);
+    same_context(name, w, mask, a);
+    if (b) same_context(name, w, *b);
+    HYBLA_ON_GPU(w) {
+        using namespace cuda_dispatch;
+        const cuda::SemiringCode code{monoid_code<Monoid>(name),
+                                      std::is_void_v<Mul> ? cuda::BinaryOp::first : binary_code<Mul>(name)};
+        auto at = as_type<TW>(a);
+        std::optional<decltype(as_type<TW>(*b))> bt;
+        if (b) bt.emplace(as_type<TW>(*b));
+        // The kernel reduces columns: rows are the columns of the transpose.
+        std::optional<DenseMatrix<TW>> ha, hb;
+        const DenseMatrix<TW>& ao = dense_op(at.get(), !by_columns, ha);
+        const DenseMatrix<TW>* bo = b ? &dense_op(bt->get(), !by_columns, hb) : nullptr;
+        write_back(w, cuda::dense_column_inner(ao, bo, code), mask, accum, d, name);
+        return;
+    }
+    const Index k = a.ncols();
+    const auto ad = a.data();
+    const std::span<const TB> bd = b ? b->data() : std::span<const TB>{};
+    auto term = [&](Index o, Index x) {
+        const Index at = by_columns ? x * k + o : o * k + x;
+        if constexpr (std::is_void_v<Mul>) return TW(ad[at]);
+        else return TW(Mul{}(TW(ad[at]), TW(bd[at])));
+    };
+    cpu::write_back_vector(w, cpu::fold_lines<Monoid, TW>(m, len, term), mask, accum, d);
+}
+}  // namespace detail
+
+// Dense A: w<m> accum= ⊕_j A(i, j) per row i, or per column with transpose_a. A full vector; without entries
+// when there is nothing to reduce (A has no columns, or no rows with transpose_a).
+template <class TW, class MaskT, class Accum, class Monoid, class TA>
+    requires detail::VectorMask<MaskT>
+void reduce(Vector<TW>& w, const MaskT& mask, Accum accum, Monoid, const DenseMatrix<TA>& a, const Descriptor& d = {}) {
+    detail::dense_lines<Monoid, void>(w, mask, accum, a, static_cast<const DenseMatrix<TA>*>(nullptr), d, "reduce");
+}
+
+// Dense A and B of one shape: w<m> accum= ⊕_j A(i,j) ⊗ B(i,j) per row i, or per column with transpose_a (the
+// inner products of their rows or columns: per column under semiring<plus_monoid, absdiff_op>, the L1 distances
+// of many PageRank vectors at once). A full vector; without entries when there is nothing to reduce.
+template <class Sr, class TW, class MaskT, class Accum, class TA, class TB>
+    requires detail::VectorMask<MaskT>
+void inner(Vector<TW>& w, const MaskT& mask, Accum accum, Sr, const DenseMatrix<TA>& a, const DenseMatrix<TB>& b,
+           const Descriptor& d = {}) {
+    detail::dense_lines<typename Sr::add_monoid, typename Sr::multiply_op>(w, mask, accum, a, &b, d, "inner");
 }
 
 // ⊕ of all entries (the monoid's identity when there are none).

@@ -65,6 +65,21 @@ Dense<T> to_dense(const hybla::DenseMatrix<T>& dm) {
         for (Index j = 0; j < m.ncols(); ++j) d(i, j) = m(i, j);
     return d;
 }
+// A dense matrix in host memory with random values (Gen::value).
+template <class T, class G>
+hybla::DenseMatrix<T> random_dense(G& g, Index m, Index n) {
+    hybla::DenseMatrix<T> d(m, n, T{}, hybla::Context::cpu());
+    for (Index i = 0; i < m; ++i)
+        for (Index j = 0; j < n; ++j) d(i, j) = g.template value<T>();
+    return d;
+}
+template <class T>
+hybla::DenseMatrix<T> dense_transpose(const hybla::DenseMatrix<T>& a) {
+    hybla::DenseMatrix<T> t(a.ncols(), a.nrows(), T{}, hybla::Context::cpu());
+    for (Index i = 0; i < a.nrows(); ++i)
+        for (Index j = 0; j < a.ncols(); ++j) t(j, i) = a(i, j);
+    return t;
+}
 // Values as a contiguous array (std::vector<bool> has no data(), so the std::vector overloads of from_tuples
 // do not compile for bool; the span overloads do).
 template <class T>
@@ -235,13 +250,16 @@ struct Gen {
     // HYBLA_TEST_QUICK=1 (set by scripts/gpu-check for the runs under compute-sanitizer, which is slow on many
     // small launches) keeps one shape of each kind: empty, one row, odd square, rectangular.
     // Under HYBLA_TEST_SHARD (see in_shard) each shape is one unit of work.
-    std::vector<std::pair<Index, Index>> shapes() {
-        static const bool quick = [] {
+    static bool quick() {
+        static const bool q = [] {
             const char* e = std::getenv("HYBLA_TEST_QUICK");
             return e && *e && *e != '0';
         }();
+        return q;
+    }
+    std::vector<std::pair<Index, Index>> shapes() {
         const std::vector<std::pair<Index, Index>> all =
-            quick ? std::vector<std::pair<Index, Index>>{{0, 0}, {1, 7}, {13, 13}, {9, 23}}
+            quick() ? std::vector<std::pair<Index, Index>>{{0, 0}, {1, 7}, {13, 13}, {9, 23}}
                   : std::vector<std::pair<Index, Index>>{{0, 0}, {1, 1}, {0, 5}, {5, 0}, {1, 7},
                                                          {7, 1}, {13, 13}, {17, 9}, {9, 23}, {40, 40}};
         std::vector<std::pair<Index, Index>> out;

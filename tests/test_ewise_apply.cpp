@@ -930,3 +930,61 @@ TEST_CASE("mixed types: operands are cast to C's type before the operator", "[ew
     eWiseMult(w, no_mask, no_accum, lt_op{}, u, v);  // lt(true, false)
     CHECK(w.get(1).value_or(true) == false);
 }
+
+// ------------------------------------------------------------------------------------------ dense matrices
+namespace {
+// C accum= op(op(A), op(B)) on dense matrices for every transpose, against the element-wise definition.
+template <class T, class Op, class Accum = NoAccum>
+void check_dense_ewise(std::uint64_t seed, Op op, Accum accum = {}) {
+    ref::Gen g(seed);
+    for (auto [m, n] : g.shapes()) {
+        const DenseMatrix<T> a0 = ref::random_dense<T>(g, m, n), b0 = ref::random_dense<T>(g, m, n),
+                             c0 = ref::random_dense<T>(g, m, n);
+        ref::Dense<T> want(m, n);
+        for (Index i = 0; i < m; ++i)
+            for (Index j = 0; j < n; ++j) {
+                const T t = op(a0(i, j), b0(i, j));
+                if constexpr (std::is_same_v<Accum, NoAccum>) want(i, j) = t;
+                else want(i, j) = accum(c0(i, j), t);
+            }
+        for (int ta = 0; ta < 2; ++ta)
+            for (int tb = 0; tb < 2; ++tb)
+                for (int mult = 0; mult < 2; ++mult) {
+                    INFO("seed " << seed << ", " << m << "x" << n << ", tA=" << ta << " tB=" << tb << " mult=" << mult);
+                    const DenseMatrix<T> a = (ta ? ref::dense_transpose(a0) : a0).to(default_context());
+                    const DenseMatrix<T> b = (tb ? ref::dense_transpose(b0) : b0).to(default_context());
+                    DenseMatrix<T> c = c0.to(default_context());
+                    const Descriptor d{.transpose_a = bool(ta), .transpose_b = bool(tb)};
+                    if (mult) eWiseMult(c, no_mask, accum, op, a, b, d);
+                    else eWiseAdd(c, no_mask, accum, op, a, b, d);
+                    REF_REQUIRE_SAME(ref::to_dense(c), want, 0.0);  // one operation per element: exact
+                }
+    }
+}
+}  // namespace
+
+TEST_CASE("eWiseAdd and eWiseMult on dense matrices: transposes and accumulators", "[ewise][dense]") {
+    check_dense_ewise<double>(91, minus_op{});
+    check_dense_ewise<double>(92, absdiff_op{}, plus_op{});
+    check_dense_ewise<float>(93, times_op{}, max_op{});
+    check_dense_ewise<std::int64_t>(94, min_op{}, times_op{});
+    check_dense_ewise<bool>(95, lxor_op{}, lor_op{});
+    // A monoid or a semiring as the operator: eWiseAdd takes its add, eWiseMult its multiply.
+    DenseMatrix<double> a(2, 3, 2.0), b(2, 3, 5.0), c(2, 3, 0.0);
+    eWiseAdd(c, no_mask, no_accum, plus_times{}, a, b);
+    CHECK(ref::to_dense(c)(1, 2) == 7.0);
+    eWiseMult(c, no_mask, no_accum, plus_times{}, a, b);
+    CHECK(ref::to_dense(c)(1, 2) == 10.0);
+}
+
+TEST_CASE("eWise on dense matrices: shapes that do not fit throw DimensionMismatch", "[ewise][dense][errors]") {
+    using Catch::Matchers::Contains;
+    DenseMatrix<double> a(2, 3), b(3, 2), c(2, 3, 4.0);
+    REQUIRE_THROWS_AS(eWiseAdd(c, no_mask, no_accum, plus_op{}, a, b), DimensionMismatch);
+    REQUIRE_THROWS_WITH(eWiseMult(c, no_mask, no_accum, plus_op{}, a, b), Contains("2x3") && Contains("3x2"));
+    DenseMatrix<double> c32(3, 2);
+    REQUIRE_THROWS_WITH(eWiseAdd(c32, no_mask, no_accum, plus_op{}, a, b, Descriptor{.transpose_b = true}),
+                        Contains("C is 3x2"));
+    eWiseAdd(c, no_mask, no_accum, plus_op{}, a, b, Descriptor{.transpose_b = true});  // fits
+    CHECK(ref::to_dense(c)(0, 0) == 0.0);
+}

@@ -455,20 +455,8 @@ template <class T>
 DenseMatrix<T> on_host(const DenseMatrix<T>& d) {
     return d.to(Context::cpu());
 }
-template <class T>
-DenseMatrix<T> random_dense(ref::Gen& g, Index m, Index n) {
-    DenseMatrix<T> d(m, n, T{}, Context::cpu());
-    for (Index i = 0; i < m; ++i)
-        for (Index j = 0; j < n; ++j) d(i, j) = g.template value<T>();
-    return d;
-}
-template <class T>
-DenseMatrix<T> dense_transpose(const DenseMatrix<T>& a) {
-    DenseMatrix<T> t(a.ncols(), a.nrows(), T{}, Context::cpu());
-    for (Index i = 0; i < a.nrows(); ++i)
-        for (Index j = 0; j < a.ncols(); ++j) t(j, i) = a(i, j);
-    return t;
-}
+using ref::dense_transpose;
+using ref::random_dense;
 
 // C accum= A ⊕.⊗ B by definition: rows without entries give the identity; others fold the identity with the
 // terms in increasing k.
@@ -490,7 +478,9 @@ template <class Sr, class T, class Accum = NoAccum>
 void check_spmm(std::uint64_t seed, Accum accum = {}) {
     ref::Gen g(seed);
     for (auto [m, k] : g.shapes())
-        for (Index n : {Index(0), Index(1), Index(3), Index(8)}) {
+        // Widths around the GPU's forms: 8 lanes per row up to 8 columns, a warp with 1, 2 or 4 columns per lane
+        // above, panels of 128 columns beyond.
+        for (Index n : {Index(0), Index(1), Index(3), Index(8), Index(9), Index(33), Index(64), Index(65), Index(130)}) {
             const double da = densities[g.uniform(0, 3)];
             const Dense<T> a0 = g.template matrix<T>(m, k, da, true);  // op(A), with empty rows
             const DenseMatrix<T> b0 = random_dense<T>(g, k, n);          // op(B)
@@ -552,9 +542,9 @@ void check_sddmm(std::uint64_t seed, Accum accum = {}) {
         }
 }
 
-// Rows longer than the GPU kernel's chunk of 256 entries are summed chunk by chunk and combined in order: rows of
-// 255 to 1500 entries starting at different offsets of the entry array, between short and empty rows, and a
-// matrix of a single long row. Both operand orders: a long row of A, and (transpose_a) a long column.
+// Rows longer than the GPU kernel's pieces of 32 entries are summed piece by piece and combined in order (by eight
+// runs of pieces): rows of 31 to 1500 entries (1 to 47 pieces) starting at different offsets of the entry array,
+// between short and empty rows, and a matrix of a single long row. Both operand orders: a long row of A, and (transpose_a) a long column.
 template <class Sr, class T, class Accum = NoAccum>
 void check_spmm_long_rows(std::uint64_t seed, Accum accum = {}) {
     ref::Gen g(seed);
@@ -563,14 +553,14 @@ void check_spmm_long_rows(std::uint64_t seed, Accum accum = {}) {
     std::vector<Index> all(k);
     for (Index x = 0; x < k; ++x) all[x] = x;
     for (const std::vector<Index>& lengths :
-         {std::vector<Index>{1500}, std::vector<Index>{3, 255, 0, 256, 257, 7, 600, 0, 1, 1500, 2, 513, 1024}}) {
+         {std::vector<Index>{1500}, std::vector<Index>{3, 255, 0, 256, 257, 7, 600, 0, 1, 1500, 2, 513, 1024, 31, 32, 33, 64, 65, 200, 288}}) {
         const Index m = lengths.size();
         Dense<T> a0(m, k);
         for (Index i = 0; i < m; ++i) {
             std::shuffle(all.begin(), all.end(), rng);
             for (Index p = 0; p < lengths[i]; ++p) a0(i, all[p]) = g.template value<T>();
         }
-        for (Index n : {Index(1), Index(3), Index(33)}) {
+        for (Index n : {Index(1), Index(3), Index(33), Index(64), Index(130)}) {
             const DenseMatrix<T> b0 = random_dense<T>(g, k, n);
             const DenseMatrix<T> c0 = random_dense<T>(g, m, n);
             const Dense<T> want = spmm_reference<Sr>(a0, b0, c0, accum);
@@ -587,11 +577,13 @@ void check_spmm_long_rows(std::uint64_t seed, Accum accum = {}) {
 
 }  // namespace
 
-TEST_CASE("SpMM: rows longer than the GPU's chunk are split and combined in order", "[mxm][spmm]") {
+TEST_CASE("SpMM: rows longer than the GPU's pieces are split and combined in order", "[mxm][spmm]") {
     check_spmm_long_rows<plus_times, double>(61);
     check_spmm_long_rows<plus_times, std::int64_t>(62, plus_op{});
     check_spmm_long_rows<min_plus, std::int64_t>(63);
     check_spmm_long_rows<max_times, float>(64);
+    check_spmm_long_rows<plus_times, float>(65, plus_op{});
+    check_spmm_long_rows<plus_times, double>(66, times_op{});
 }
 
 TEST_CASE("SpMM: sparse times dense against the reference", "[mxm][spmm]") {
@@ -601,6 +593,31 @@ TEST_CASE("SpMM: sparse times dense against the reference", "[mxm][spmm]") {
         check_spmm<plus_times, float>(seed + 20);
         check_spmm<min_plus, std::int64_t>(seed + 40);
         check_spmm<min_plus, std::int64_t>(seed + 50, min_op{});
+    }
+}
+
+// With an accumulator the GPU computes in place; rows of A without entries are then skipped only where the
+// identity changes nothing (x ⊕ 0 = x): the add monoid's own operator, and for lor/land/lxor only on bool.
+TEST_CASE("SpMM with accumulators: the identity of empty rows is accumulated unless it changes nothing",
+          "[mxm][spmm][accumulate]") {
+    check_spmm<plus_times, double>(71, times_op{});   // c * 0 where A's row is empty
+    check_spmm<plus_times, float>(72, minus_op{});
+    check_spmm<max_times, double>(73, max_op{});
+    check_spmm<lor_land, bool>(74, lor_op{});
+    check_spmm<lor_land, std::int32_t>(75, lor_op{});  // lor(5, 0) is 1: not skipped
+    check_spmm<min_plus, std::int32_t>(76, max_op{});
+}
+
+TEST_CASE("SpMM accumulating into its own dense operand reads B before C changes", "[mxm][spmm][accumulate]") {
+    ref::Gen g(77);
+    for (Index n : {Index(1), Index(8), Index(40), Index(64), Index(100)}) {
+        const Dense<double> a0 = g.matrix<double>(n, n, 0.3, true);
+        const DenseMatrix<double> c0 = random_dense<double>(g, n, n);
+        const Dense<double> want = spmm_reference<plus_times>(a0, c0, c0, plus_op{});
+        DenseMatrix<double> c = on_default(c0);
+        mxm(c, no_mask, plus_op{}, plus_times{}, ref::to_matrix(a0), c);
+        INFO("n = " << n);
+        REF_REQUIRE_SAME(ref::to_dense(c), want, tol<double>());
     }
 }
 

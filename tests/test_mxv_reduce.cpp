@@ -893,3 +893,90 @@ TEST_CASE("mxv, vxm and reduce give bit-identical results with one thread and wi
         REQUIRE(one.second[x] == all.second[x]);
     }
 }
+
+// ------------------------------------------------------------------------------------------ dense matrices
+namespace {
+
+// Each line (row, or column with transpose_a) of dense A (and B) folded in order: ⊕ of A(i,j), or of
+// A(i,j) ⊗ B(i,j); no entry where the line is empty.
+template <class Sr, bool Inner, class T>
+Dense<T> ref_dense_lines(const DenseMatrix<T>& a, const DenseMatrix<T>& b, bool by_columns) {
+    const Index lines = by_columns ? a.ncols() : a.nrows(), len = by_columns ? a.nrows() : a.ncols();
+    Dense<T> w(lines, 1);
+    for (Index o = 0; o < lines; ++o)
+        for (Index x = 0; x < len; ++x) {
+            const Index i = by_columns ? x : o, j = by_columns ? o : x;
+            const T t = Inner ? Sr::template multiply<T>(a(i, j), b(i, j)) : a(i, j);
+            w(o, 0) = w(o, 0) ? Sr::template add<T>(*w(o, 0), t) : t;
+        }
+    return w;
+}
+
+// reduce and inner on dense matrices, by rows and by columns, with every mask form and an accumulator:
+// shapes without rows or columns (nothing to reduce: w gets no entries), 1, odd, and past the GPU's chunks of
+// rows (several partial results per column, chunks of more than 256 rows beyond 262144 rows).
+template <class Sr, class T, class Accum = NoAccum>
+void check_dense_lines(std::uint64_t seed, Accum accum = {}) {
+    ref::Gen g(seed);
+    auto shapes = g.shapes();
+    for (std::pair<Index, Index> big : {std::pair<Index, Index>{3001, 5}, {700, 64}, {3, 300}, {270001, 2}})
+        if ((!ref::Gen::quick() || big.first < 1000) && ref::in_shard()) shapes.push_back(big);  // quick: sanitizers
+    for (auto [m, n] : shapes) {
+        const DenseMatrix<T> a0 = ref::random_dense<T>(g, m, n), b0 = ref::random_dense<T>(g, m, n);
+        const DenseMatrix<T> a = a0.to(default_context()), b = b0.to(default_context());
+        for (int ta = 0; ta < 2; ++ta) {
+            const Index lines = ta ? n : m;
+            const Dense<T> w0 = g.template vector<T>(lines, 0.4);
+            const Dense<bool> m0 = g.template vector<bool>(lines, vector_densities[g.uniform(0, 3)]);
+            const Vector<bool> mask = ref::to_vector(m0);
+            for (int form = 0; form < 2; ++form) {
+                const Dense<T> t = form ? ref_dense_lines<Sr, true>(a0, b0, ta) : ref_dense_lines<Sr, false>(a0, b0, ta);
+                auto run = [&](Vector<T>& w, const auto& mk, const Descriptor& d) {
+                    if (form) inner(w, mk, accum, Sr{}, a, b, d);
+                    else reduce(w, mk, accum, typename Sr::add_monoid{}, a, d);
+                };
+                INFO("seed " << seed << ", " << m << "x" << n << (form ? " inner" : " reduce") << ", tA=" << ta);
+                Descriptor d;
+                d.transpose_a = ta;
+                Vector<T> w = ref::to_vector(w0);
+                run(w, no_mask, d);
+                REF_REQUIRE_SAME(ref::to_dense(w), ref::write_back(w0, t, (const Dense<bool>*)nullptr, accum, d), tol<T>());
+                for (const Descriptor& dm : mask_descriptors(ta)) {
+                    INFO(describe(dm));
+                    Vector<T> wm = ref::to_vector(w0);
+                    run(wm, mask, dm);
+                    REF_REQUIRE_SAME(ref::to_dense(wm), ref::write_back(w0, t, &m0, accum, dm), tol<T>());
+                }
+            }
+        }
+    }
+}
+
+}  // namespace
+
+TEST_CASE("reduce and inner on dense matrices, by rows and by columns, against the fold of each line",
+          "[reduce][inner][dense]") {
+    check_dense_lines<plus_times, double>(81);
+    check_dense_lines<semiring<plus_monoid, absdiff_op>, double>(82, plus_op{});
+    check_dense_lines<plus_times, float>(83);
+    check_dense_lines<min_plus, std::int64_t>(84, min_op{});
+    check_dense_lines<max_times, std::int32_t>(85);
+    check_dense_lines<lor_land, bool>(86);
+}
+
+TEST_CASE("reduce and inner on dense matrices: shapes that do not fit throw DimensionMismatch",
+          "[reduce][inner][dense][errors]") {
+    using Catch::Matchers::Contains;
+    const DenseMatrix<double> a(4, 3, 1.0), b(4, 2, 1.0);
+    Vector<double> w4(4), w3(3);
+    REQUIRE_THROWS_AS(reduce(w3, no_mask, no_accum, plus_monoid{}, a), DimensionMismatch);
+    REQUIRE_THROWS_WITH(reduce(w3, no_mask, no_accum, plus_monoid{}, a), Contains("size 3") && Contains("4 rows"));
+    REQUIRE_THROWS_WITH(reduce(w4, no_mask, no_accum, plus_monoid{}, a, Descriptor{.transpose_a = true}),
+                        Contains("size 4") && Contains("3 columns"));
+    REQUIRE_THROWS_AS(inner(w4, no_mask, no_accum, plus_times{}, a, b), DimensionMismatch);
+    REQUIRE_THROWS_WITH(inner(w4, no_mask, no_accum, plus_times{}, a, b), Contains("4x3") && Contains("4x2"));
+    CHECK(w4.nvals() == 0);
+    reduce(w4, no_mask, no_accum, plus_monoid{}, a);
+    CHECK(ref::to_dense(w4).nvals() == 4);
+    CHECK(w4.get(2) == 3.0);
+}

@@ -123,6 +123,9 @@ Vector<T> spmv_plus_accumulate(const Matrix<T>& m, const Vector<T>& u, const Vec
 template <class T>
 Vector<T> spmv_inner(const Matrix<T>& m, const Vector<T>& u, const Vector<T>& v, SemiringCode sr2, ScalarTarget<T> to);
 template <class T> DenseMatrix<T> spmm(const Matrix<T>& a, const DenseMatrix<T>& b, SemiringCode sr);
+// C = accum(C, A ⊕.⊗ B) in place (C of A's rows and B's columns; C must not share storage with B).
+template <class T>
+void spmm_accumulate(DenseMatrix<T>& c, const Matrix<T>& a, const DenseMatrix<T>& b, SemiringCode sr, BinaryOp accum);
 // T(i,j) = ⊕_x A(i,x) ⊗ Bt(j,x) over the mask's pattern.
 template <class T>
 Matrix<T> sddmm(const MaskPattern& mask, Index nrows, Index ncols, const DenseMatrix<T>& a, const DenseMatrix<T>& bt,
@@ -133,5 +136,10 @@ template <class T> void inflate_rows(Matrix<T>& a, double power);
 template <class T> DenseMatrix<T> dense_transpose(const DenseMatrix<T>& a);
 // C = accum(C, T) element by element.
 template <class T> void dense_accumulate(DenseMatrix<T>& c, const DenseMatrix<T>& t, BinaryOp accum);
+// op(A, B) element by element (A and B of one shape).
+template <class T> DenseMatrix<T> dense_ewise(const DenseMatrix<T>& a, const DenseMatrix<T>& b, BinaryOp op);
+// w(j) = ⊕_i A(i,j) ⊗ B(i,j) over the rows i, or ⊕_i A(i,j) when b is null: a full vector of A's column count,
+// with no entries when A has no rows. Terms are combined in an order fixed by the shape.
+template <class T> Vector<T> dense_column_inner(const DenseMatrix<T>& a, const DenseMatrix<T>* b, SemiringCode sr);
 
 }  // namespace hybla::cuda

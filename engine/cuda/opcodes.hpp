@@ -156,4 +156,11 @@ struct RuntimeSemiring {
     template <class T> HYBLA_HD T multiply(T a, T b) const { return apply_binary(code.multiply, a, b); }
 };
 
+// plus_times with the operators known at compile time (the fast paths of float and double).
+struct PlusTimes {
+    template <class T> HYBLA_HD T zero() const { return T(0); }
+    template <class T> HYBLA_HD T add(T a, T b) const { return a + b; }
+    template <class T> HYBLA_HD T multiply(T a, T b) const { return a * b; }
+};
+
 }  // namespace hybla::cuda

@@ -1,14 +1,23 @@
-// SpMM (sparse x dense) and SDDMM (dense x dense sampled by a sparse pattern) on the GPU: the straightforward
-// versions. SpMM: one warp per row, lanes across the dense columns (coalesced reads of B's rows). SDDMM: one
-// warp per sampled entry, lanes across the inner dimension, a shuffle reduction. Semiring-generic through
-// run-time codes. The papers' kernels (HC-SpMM / DTC-SpMM, HP-SDDMM) replace these behind the same functions.
+// SpMM (sparse x dense) and SDDMM (dense x dense sampled by a sparse pattern) on the GPU: the CUDA-core
+// versions. SpMM (v4): a group of lanes per row (8 for at most 8 columns, else a warp), each lane holding up to
+// C columns of a panel of the dense operand, the row's entries read by the group coalesced and passed round by
+// shuffle; rows longer than 32 entries split into pieces of 32 (a plan cached on the matrix), combined in order. plus_times on float and double has the operators
+// inlined; other semirings go through run-time codes. SDDMM: one warp per sampled entry, lanes across the inner
+// dimension, a shuffle reduction. The papers' kernels (HC-SpMM / DTC-SpMM, HP-SDDMM) replace these behind the
+// same functions. Notes and measurements: README.md beside this file.
+#include <cub/cub.cuh>
+#include <thrust/iterator/counting_iterator.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <memory>
+#include <type_traits>
 
 #include "engine/cuda/backend.hpp"
 #include "engine/cuda/opcodes.hpp"
 #include "engine/cuda/runtime.hpp"
+#include "engine/cuda/warp.cuh"
 #include "engine/dense_matrix.hpp"
 #include "engine/matrix.hpp"
 
@@ -16,7 +25,10 @@ namespace hybla::cuda {
 
 namespace {
 
+using namespace warp_ops;
+
 constexpr int warp = 32;
+constexpr unsigned block_threads = 256;
 
 inline void check_launch(const char* what) {
     cudaError_t e = cudaGetLastError();
@@ -27,10 +39,275 @@ inline unsigned blocks_for(std::uint64_t threads, unsigned block) {
     return unsigned(b < 1 ? 1 : (b > (1u << 20) ? (1u << 20) : b));
 }
 
-// Rows longer than this many entries are split: each chunk of the entry array gets a warp (spmm_partial_kernel)
-// and the chunks are combined in order (spmm_combine_kernel), so that a row of degree 10^6 is not summed by one
-// warp while the others idle.
-constexpr Offset long_row = 256;
+// Rows longer than this many entries are split into pieces of this many (the last shorter): a group per piece
+// (spmm_piece_kernel), whose results are combined in order per row (spmm_combine_kernel), so that no group
+// walks more than `piece` entries one after another and a row of degree 10^6 does not stall the others.
+constexpr Offset piece = 32;
+
+// The rows a matrix's SpMM splits, derived from its pattern once and cached on it (Matrix::cache_spmm_plan):
+// split row t is rows[t]; its pieces are first[t] .. first[t + 1] - 1, and piece q belongs to split row of[q].
+struct SpmmPlan {
+    std::uint64_t nsplit = 0, npieces = 0;
+    Array<std::uint64_t> rows;
+    Array<Offset> first;
+    Array<std::uint32_t> of;
+};
+
+__global__ void plan_count_kernel(std::uint64_t nsplit, const std::uint64_t* rows, const Offset* off, Offset* count) {
+    for (std::uint64_t t = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < nsplit;
+         t += std::uint64_t(gridDim.x) * blockDim.x) {
+        const Offset len = off[rows[t] + 1] - off[rows[t]];
+        count[t] = (len + piece - 1) / piece;
+    }
+}
+__global__ void plan_owner_kernel(std::uint64_t nsplit, const Offset* first, std::uint32_t* of) {
+    for (std::uint64_t t = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < nsplit;
+         t += std::uint64_t(gridDim.x) * blockDim.x)
+        for (Offset q = first[t]; q < first[t + 1]; ++q) of[q] = std::uint32_t(t);
+}
+struct IsSplit {
+    const Offset* off;
+    __device__ bool operator()(std::uint64_t i) const { return off[i + 1] - off[i] > piece; }
+};
+
+template <class T>
+std::shared_ptr<const SpmmPlan> spmm_plan(const Matrix<T>& a) {
+    if (auto p = std::static_pointer_cast<const SpmmPlan>(a.cached_spmm_plan())) return p;
+    const Context& ctx = a.context();
+    auto s = static_cast<cudaStream_t>(ctx.stream());
+    const std::uint64_t m = a.nrows();
+    const Offset* off = a.storage_offsets().data();
+    auto plan = std::make_shared<SpmmPlan>();
+    Array<std::uint64_t> rows(m, ctx);
+    Array<std::uint64_t> count(1, ctx);
+    std::size_t bytes = 0;
+    const thrust::counting_iterator<std::uint64_t> all(0);
+    auto checked = [](cudaError_t e, const char* what) {
+        if (e != cudaSuccess) fail(int(e), what);
+    };
+    checked(cub::DeviceSelect::If(nullptr, bytes, all, rows.data(), count.data(), std::int64_t(m), IsSplit{off}, s),
+            "SpMM plan: select (size)");
+    Array<unsigned char> temp(bytes, ctx);
+    checked(cub::DeviceSelect::If(temp.data(), bytes, all, rows.data(), count.data(), std::int64_t(m), IsSplit{off}, s),
+            "SpMM plan: select");
+    plan->nsplit = count.get(0);  // waits: once per matrix
+    if (plan->nsplit > 0) {
+        const std::uint64_t ns = plan->nsplit;
+        plan->rows = Array<std::uint64_t>(ns, ctx);
+        plan->rows.copy_from(rows.data(), ctx, ns);
+        plan->first = Array<Offset>(ns + 1, ctx);
+        Offset* first = plan->first.data();
+        plan_count_kernel<<<blocks_for(ns, block_threads), block_threads, 0, s>>>(ns, plan->rows.data(), off, first);
+        check_launch("SpMM plan: pieces");
+        checked(cub::DeviceScan::ExclusiveSum(nullptr, bytes, first, first, ns + 1, s), "SpMM plan: scan (size)");
+        Array<unsigned char> temp2(bytes, ctx);
+        checked(cub::DeviceScan::ExclusiveSum(temp2.data(), bytes, first, first, ns + 1, s), "SpMM plan: scan");
+        plan->npieces = plan->first.get(ns);
+        plan->of = Array<std::uint32_t>(plan->npieces, ctx);
+        plan_owner_kernel<<<blocks_for(ns, block_threads), block_threads, 0, s>>>(ns, first, plan->of.data());
+        check_launch("SpMM plan: owners");
+    }
+    a.cache_spmm_plan(plan);
+    return plan;
+}
+
+// Where the results go: C = R, or C = accum(C, R) in place. Rows of A without entries give the monoid's
+// identity; with skip_empty (the accumulator is the add monoid's own operator, for which the identity changes
+// nothing) they are not written at all.
+template <class T>
+struct Out {
+    T* c;
+    bool accumulate;
+    bool skip_empty;
+    BinaryOp accum;
+    __device__ __forceinline__ void put(std::uint64_t at, T v) const {
+        c[at] = accumulate ? apply_binary<T>(accum, c[at], v) : v;
+    }
+};
+
+// The binary operator of a monoid (any has none of its own: first).
+inline BinaryOp binary_of(MonoidOp m) {
+    switch (m) {
+        case MonoidOp::plus: return BinaryOp::plus;
+        case MonoidOp::times: return BinaryOp::times;
+        case MonoidOp::min: return BinaryOp::min;
+        case MonoidOp::max: return BinaryOp::max;
+        case MonoidOp::lor: return BinaryOp::lor;
+        case MonoidOp::land: return BinaryOp::land;
+        case MonoidOp::lxor: return BinaryOp::lxor;
+        case MonoidOp::any: break;
+    }
+    return BinaryOp::first;
+}
+
+// The lanes of a group: G consecutive lanes of a warp, lane g of the group.
+template <int G>
+struct Group {
+    unsigned mask;
+    int g;
+    __device__ __forceinline__ Group() {
+        const unsigned lane = threadIdx.x % warp;
+        g = int(lane % G);
+        mask = G == warp ? 0xffffffffu : (((1u << G) - 1u) << (lane - lane % G));
+    }
+};
+
+// Folds the terms of entries [p0, p1) into acc, left to right (first: acc holds no term yet, so the first term
+// starts it: `any` has no true identity). The group reads G entries at a time, coalesced; lane g then takes the
+// columns x + G·c (c < C) of B's rows, so each of its C loads per entry is coalesced across the group.
+template <class T, class Sr, int G, int C>
+__device__ __forceinline__ void fold(const Group<G>& grp, Offset p0, Offset p1, std::uint64_t w, std::uint64_t x,
+                                     const ColIndex* ci, const T* av, const T* b, const Sr& sr, T (&acc)[C], bool first) {
+    for (Offset q = p0; q < p1; q += G) {
+        const int nq = p1 - q < Offset(G) ? int(p1 - q) : G;
+        const ColIndex my_k = grp.g < nq ? load_ro(ci + q + grp.g) : 0;
+        const T my_a = grp.g < nq ? load_ro(av + q + grp.g) : T{};
+#pragma unroll 4
+        for (int j = 0; j < nq; ++j) {
+            const std::uint64_t k = shfl_idx(my_k, j, grp.mask, G);
+            const T a = shfl_idx(my_a, j, grp.mask, G);
+            const T* brow = b + k * w;
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                const std::uint64_t xc = x + std::uint64_t(c) * G;
+                if (xc < w) {
+                    const T t = sr.multiply(a, load_ro(brow + xc));
+                    acc[c] = first ? t : sr.add(acc[c], t);
+                }
+            }
+            first = false;
+        }
+    }
+}
+
+// A group per row of at most `piece` entries (longer ones are split), a panel of G·C columns at a time.
+template <class T, class Sr, int G, int C>
+__global__ void __launch_bounds__(block_threads) spmm_kernel(std::uint64_t m, std::uint64_t w, const Offset* off,
+                                                             const ColIndex* ci, const T* av, const T* b, Out<T> out,
+                                                             Sr sr) {
+    const Group<G> grp;
+    const std::uint64_t groups = (std::uint64_t(gridDim.x) * blockDim.x) / G;
+    for (std::uint64_t i = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / G; i < m; i += groups) {
+        const Offset begin = off[i], end = off[i + 1];
+        if (end - begin > piece || (begin == end && out.skip_empty)) continue;
+        for (std::uint64_t x0 = 0; x0 < w; x0 += std::uint64_t(G) * C) {
+            const std::uint64_t x = x0 + grp.g;
+            T acc[C];
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] = sr.template zero<T>();
+            fold<T, Sr, G, C>(grp, begin, end, w, x, ci, av, b, sr, acc, true);
+#pragma unroll
+            for (int c = 0; c < C; ++c)
+                if (x + std::uint64_t(c) * G < w) out.put(i * w + x + std::uint64_t(c) * G, acc[c]);
+        }
+    }
+}
+
+// A group per piece q of a split row: its terms folded into partial[q * w ...].
+template <class T, class Sr, int G, int C>
+__global__ void __launch_bounds__(block_threads) spmm_piece_kernel(std::uint64_t npieces, std::uint64_t w,
+                                                                   const std::uint32_t* of, const Offset* first,
+                                                                   const std::uint64_t* rows, const Offset* off,
+                                                                   const ColIndex* ci, const T* av, const T* b,
+                                                                   T* partial, Sr sr) {
+    const Group<G> grp;
+    const std::uint64_t groups = (std::uint64_t(gridDim.x) * blockDim.x) / G;
+    for (std::uint64_t q = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / G; q < npieces; q += groups) {
+        const std::uint32_t t = of[q];
+        const std::uint64_t i = rows[t];
+        const Offset p0 = off[i] + (q - first[t]) * piece, end = off[i + 1];
+        const Offset p1 = p0 + piece < end ? p0 + piece : end;
+        T* dst = partial + q * w;
+        for (std::uint64_t x0 = 0; x0 < w; x0 += std::uint64_t(G) * C) {
+            const std::uint64_t x = x0 + grp.g;
+            T acc[C];
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] = sr.template zero<T>();
+            fold<T, Sr, G, C>(grp, p0, p1, w, x, ci, av, b, sr, acc, true);
+#pragma unroll
+            for (int c = 0; c < C; ++c)
+                if (x + std::uint64_t(c) * G < w) dst[x + std::uint64_t(c) * G] = acc[c];
+        }
+    }
+}
+
+// A block per split row: warp y folds the y-th of eight consecutive runs of the row's pieces, in order, then
+// warp 0 folds the eight results in order (runs may be empty when the row has fewer than eight pieces).
+constexpr int combine_warps = block_threads / warp;
+template <class T, class Sr>
+__global__ void __launch_bounds__(block_threads) spmm_combine_kernel(std::uint64_t nsplit, std::uint64_t w,
+                                                                     const std::uint64_t* rows, const Offset* first,
+                                                                     const T* partial, Out<T> out, Sr sr) {
+    __shared__ T part[combine_warps][warp];
+    const unsigned y = threadIdx.x / warp, lane = threadIdx.x % warp;
+    for (std::uint64_t t = blockIdx.x; t < nsplit; t += gridDim.x) {
+        const Offset q0 = first[t], np = first[t + 1] - q0;
+        auto run_begin = [&](unsigned r) { return q0 + np * r / combine_warps; };
+        const Offset a = run_begin(y), e = run_begin(y + 1);
+        for (std::uint64_t x0 = 0; x0 < w; x0 += warp) {
+            const std::uint64_t x = x0 + lane;
+            if (x < w && a < e) {
+                T acc = partial[a * w + x];
+                for (Offset q = a + 1; q < e; ++q) acc = sr.add(acc, partial[q * w + x]);
+                part[y][lane] = acc;
+            }
+            __syncthreads();
+            if (y == 0 && x < w) {
+                T acc{};
+                bool has = false;  // some run has pieces: a split row has at least two
+                for (unsigned r = 0; r < combine_warps; ++r)
+                    if (run_begin(r) < run_begin(r + 1)) {
+                        acc = has ? sr.add(acc, part[r][lane]) : part[r][lane];
+                        has = true;
+                    }
+                out.put(rows[t] * w + x, acc);
+            }
+            __syncthreads();
+        }
+    }
+}
+
+template <class T, class Sr, int G, int C>
+void spmm_launch(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, Sr sr, const Context& ctx) {
+    const std::uint64_t m = a.nrows(), w = b.ncols();
+    auto s = static_cast<cudaStream_t>(ctx.stream());
+    const Offset* off = a.storage_offsets().data();
+    const ColIndex* ci = a.storage_indices().data();
+    const T* av = a.storage_values().data();
+    const T* bv = b.storage().data();
+    const std::shared_ptr<const SpmmPlan> plan = spmm_plan(a);
+    spmm_kernel<T, Sr, G, C><<<blocks_for(m * G, block_threads), block_threads, 0, s>>>(m, w, off, ci, av, bv, out, sr);
+    check_launch("SpMM kernel");
+    if (plan->nsplit > 0) {
+        Array<T> partial(plan->npieces * w, ctx);
+        spmm_piece_kernel<T, Sr, G, C><<<blocks_for(plan->npieces * G, block_threads), block_threads, 0, s>>>(
+            plan->npieces, w, plan->of.data(), plan->first.data(), plan->rows.data(), off, ci, av, bv, partial.data(), sr);
+        check_launch("SpMM piece kernel");
+        spmm_combine_kernel<T, Sr><<<unsigned(std::min<std::uint64_t>(plan->nsplit, 1u << 20)), block_threads, 0, s>>>(
+            plan->nsplit, w, plan->rows.data(), plan->first.data(), partial.data(), out, sr);
+        check_launch("SpMM combine kernel");
+    }
+}
+
+// Lanes per row and columns per lane by the width: 8 lanes for at most 8 columns (4 rows per warp), else a warp
+// with 1, 2 (plus_times only) or 4 columns per lane.
+template <class T>
+void spmm_run(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, SemiringCode sr, const Context& ctx) {
+    const std::uint64_t w = b.ncols();
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+        if (sr.add == MonoidOp::plus && sr.multiply == BinaryOp::times) {
+            if (w <= 8) spmm_launch<T, PlusTimes, 8, 1>(a, b, out, PlusTimes{}, ctx);
+            else if (w <= 32) spmm_launch<T, PlusTimes, 32, 1>(a, b, out, PlusTimes{}, ctx);
+            else if (w <= 64) spmm_launch<T, PlusTimes, 32, 2>(a, b, out, PlusTimes{}, ctx);
+            else spmm_launch<T, PlusTimes, 32, 4>(a, b, out, PlusTimes{}, ctx);
+            return;
+        }
+    }
+    const RuntimeSemiring rs{sr};
+    if (w <= 8) spmm_launch<T, RuntimeSemiring, 8, 1>(a, b, out, rs, ctx);
+    else if (w <= 32) spmm_launch<T, RuntimeSemiring, 32, 1>(a, b, out, rs, ctx);
+    else spmm_launch<T, RuntimeSemiring, 32, 4>(a, b, out, rs, ctx);
+}
 
 // Row of entry p: the last row whose offset is <= p.
 __device__ inline std::uint64_t row_of(const Offset* off, std::uint64_t nrows, Offset p) {
@@ -41,72 +318,6 @@ __device__ inline std::uint64_t row_of(const Offset* off, std::uint64_t nrows, O
         else hi = mid;
     }
     return lo;
-}
-
-// ⊕ over entries [begin, end) (not empty) of the products A(i, k) ⊗ B(k, x), left to right; the first term
-// starts the sum (`any` has no true identity).
-template <class T>
-__device__ inline T row_sum(Offset begin, Offset end, std::uint64_t w, std::uint64_t x, const ColIndex* ci, const T* av,
-                            const T* b, const RuntimeSemiring& sr) {
-    T acc = sr.multiply<T>(av[begin], b[std::uint64_t(ci[begin]) * w + x]);
-    for (Offset p = begin + 1; p < end; ++p) acc = sr.add<T>(acc, sr.multiply<T>(av[p], b[std::uint64_t(ci[p]) * w + x]));
-    return acc;
-}
-
-// A warp per row of at most long_row entries, lanes across the columns of B.
-template <class T>
-__global__ void spmm_kernel(std::uint64_t m, std::uint64_t w, const Offset* off, const ColIndex* ci, const T* av,
-                            const T* b, T* c, RuntimeSemiring sr) {
-    const std::uint64_t lane = threadIdx.x % warp;
-    const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) / warp;
-    for (std::uint64_t i = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / warp; i < m; i += warps) {
-        const Offset begin = off[i], end = off[i + 1];
-        if (end - begin > long_row) continue;
-        T* crow = c + i * w;
-        for (std::uint64_t x = lane; x < w; x += warp)
-            crow[x] = begin == end ? sr.zero<T>() : row_sum(begin, end, w, x, ci, av, b, sr);
-    }
-}
-
-// A warp per chunk u of the entry array, [u * long_row, (u + 1) * long_row). A long row cannot lie strictly
-// inside one chunk, so its part of a chunk holds the chunk's first entry (slot 0) or its last (slot 1); the
-// chunk writes its sums of those parts to partial[(2u + slot) * w ...]. Parts of short rows are skipped.
-template <class T>
-__global__ void spmm_partial_kernel(std::uint64_t m, std::uint64_t w, Offset nnz, const Offset* off, const ColIndex* ci,
-                                    const T* av, const T* b, T* partial, RuntimeSemiring sr) {
-    const std::uint64_t lane = threadIdx.x % warp;
-    const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) / warp;
-    const std::uint64_t chunks = (nnz + long_row - 1) / long_row;
-    for (std::uint64_t u = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / warp; u < chunks; u += warps) {
-        const Offset p0 = u * long_row, p1 = p0 + long_row < nnz ? p0 + long_row : nnz;
-        const std::uint64_t first = row_of(off, m, p0), last = row_of(off, m, p1 - 1);
-        if (off[first + 1] - off[first] > long_row) {
-            const Offset e = off[first + 1] < p1 ? off[first + 1] : p1;
-            for (std::uint64_t x = lane; x < w; x += warp) partial[2 * u * w + x] = row_sum(p0, e, w, x, ci, av, b, sr);
-        }
-        if (last != first && off[last + 1] - off[last] > long_row)
-            for (std::uint64_t x = lane; x < w; x += warp)
-                partial[(2 * u + 1) * w + x] = row_sum(off[last], p1, w, x, ci, av, b, sr);
-    }
-}
-
-// A warp per long row: its chunks' partial sums combined in chunk order.
-template <class T>
-__global__ void spmm_combine_kernel(std::uint64_t m, std::uint64_t w, const Offset* off, const T* partial, T* c,
-                                    RuntimeSemiring sr) {
-    const std::uint64_t lane = threadIdx.x % warp;
-    const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) / warp;
-    for (std::uint64_t i = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / warp; i < m; i += warps) {
-        const Offset begin = off[i], end = off[i + 1];
-        if (end - begin <= long_row) continue;
-        const std::uint64_t u0 = begin / long_row, u1 = (end - 1) / long_row;
-        for (std::uint64_t x = lane; x < w; x += warp) {
-            // Chunk u0 holds the row's first entry as its first entry only when the row starts the chunk.
-            T acc = partial[(2 * u0 + (begin == u0 * long_row ? 0 : 1)) * w + x];
-            for (std::uint64_t u = u0 + 1; u <= u1; ++u) acc = sr.add<T>(acc, partial[2 * u * w + x]);
-            c[i * w + x] = acc;
-        }
-    }
 }
 
 template <class T>
@@ -145,27 +356,19 @@ DenseMatrix<T> spmm(const Matrix<T>& a, const DenseMatrix<T>& b, SemiringCode sr
     const Context& ctx = a.context();
     const std::uint64_t m = a.nrows(), w = b.ncols();
     Array<T> out(m * w, ctx);
-    if (m * w > 0) {
-        auto s = static_cast<cudaStream_t>(ctx.stream());
-        const Offset* off = a.storage_offsets().data();
-        const ColIndex* ci = a.storage_indices().data();
-        const T* av = a.storage_values().data();
-        const T* bv = b.storage().data();
-        const RuntimeSemiring rs{sr};
-        spmm_kernel<T><<<blocks_for(m * warp, 256), 256, 0, s>>>(m, w, off, ci, av, bv, out.data(), rs);
-        check_launch("SpMM kernel");
-        const Offset nnz = a.nvals();
-        if (nnz > long_row) {  // there may be long rows: two partial sums per chunk, combined per row
-            const std::uint64_t chunks = (nnz + long_row - 1) / long_row;
-            Array<T> partial(2 * chunks * w, ctx);
-            spmm_partial_kernel<T><<<blocks_for(chunks * warp, 256), 256, 0, s>>>(m, w, nnz, off, ci, av, bv,
-                                                                                   partial.data(), rs);
-            check_launch("SpMM long-row kernel");
-            spmm_combine_kernel<T><<<blocks_for(m * warp, 256), 256, 0, s>>>(m, w, off, partial.data(), out.data(), rs);
-            check_launch("SpMM long-row combine kernel");
-        }
-    }
+    if (m * w > 0) spmm_run<T>(a, b, Out<T>{out.data(), false, false, BinaryOp::first}, sr, ctx);
     return DenseMatrix<T>::import_row_major(m, w, std::move(out));
+}
+
+template <class T>
+void spmm_accumulate(DenseMatrix<T>& c, const Matrix<T>& a, const DenseMatrix<T>& b, SemiringCode sr, BinaryOp accum) {
+    const std::uint64_t m = a.nrows(), w = b.ncols();
+    if (m * w == 0) return;
+    // The identity changes nothing under the add monoid's own operator (x ⊕ 0 = x; for floating point, -0 + 0
+    // is +0, equal to -0): empty rows keep C. Not for the logical monoids on non-bool types (lor(5, 0) is 1).
+    const bool logical = sr.add == MonoidOp::lor || sr.add == MonoidOp::land || sr.add == MonoidOp::lxor;
+    const bool neutral = sr.add != MonoidOp::any && accum == binary_of(sr.add) && (!logical || std::is_same_v<T, bool>);
+    spmm_run<T>(a, b, Out<T>{c.storage().data(), true, neutral, accum}, sr, a.context());
 }
 
 template <class T>
@@ -191,6 +394,7 @@ Matrix<T> sddmm(const MaskPattern& mask, Index nrows, Index ncols, const DenseMa
 
 #define HYBLA_INSTANTIATE(T)                                                                                          \
     template DenseMatrix<T> spmm<T>(const Matrix<T>&, const DenseMatrix<T>&, SemiringCode);                          \
+    template void spmm_accumulate<T>(DenseMatrix<T>&, const Matrix<T>&, const DenseMatrix<T>&, SemiringCode, BinaryOp); \
     template Matrix<T> sddmm<T>(const MaskPattern&, Index, Index, const DenseMatrix<T>&, const DenseMatrix<T>&,     \
                                 SemiringCode);
 HYBLA_CUDA_VALUE_TYPES(HYBLA_INSTANTIATE)

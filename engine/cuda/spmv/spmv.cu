@@ -42,6 +42,7 @@
 #include "engine/cuda/parts.cuh"
 #include "engine/cuda/opcodes.hpp"
 #include "engine/cuda/runtime.hpp"
+#include "engine/cuda/warp.cuh"
 #include "engine/matrix.hpp"
 #include "engine/trace.hpp"
 #include "engine/vector.hpp"
@@ -66,55 +67,15 @@ inline void check(cudaError_t e, const char* what) {
     if (e != cudaSuccess) fail(int(e), what);
 }
 
-// --- loads and shuffles for every value type (bool and uint8 travel as 32-bit words) ---
-template <class W, class T>
-__device__ __forceinline__ W widen(T v) {
-    W w = 0;
-    memcpy(&w, &v, sizeof(T));
-    return w;
-}
-template <class T, class W>
-__device__ __forceinline__ T narrow(W w) {
-    T v;
-    memcpy(&v, &w, sizeof(T));
-    return v;
-}
-template <class T>
-using word_t = std::conditional_t<(sizeof(T) <= 4), unsigned, unsigned long long>;
-
-// Entries are read once: evict-first keeps u's values in L2 while the matrix streams past.
-template <class T>
-__device__ __forceinline__ T load_stream(const T* p) {
-    if constexpr (sizeof(T) == 1) return narrow<T>(__ldcs(reinterpret_cast<const unsigned char*>(p)));
-    else if constexpr (sizeof(T) == 2) return narrow<T>(__ldcs(reinterpret_cast<const unsigned short*>(p)));
-    else if constexpr (sizeof(T) == 4) return narrow<T>(__ldcs(reinterpret_cast<const unsigned*>(p)));
-    else return narrow<T>(__ldcs(reinterpret_cast<const unsigned long long*>(p)));
-}
-template <class T>
-__device__ __forceinline__ T load_ro(const T* p) {
-    if constexpr (sizeof(T) == 1) return narrow<T>(__ldg(reinterpret_cast<const unsigned char*>(p)));
-    else if constexpr (sizeof(T) == 2) return narrow<T>(__ldg(reinterpret_cast<const unsigned short*>(p)));
-    else if constexpr (sizeof(T) == 4) return narrow<T>(__ldg(reinterpret_cast<const unsigned*>(p)));
-    else return narrow<T>(__ldg(reinterpret_cast<const unsigned long long*>(p)));
-}
-template <class T>
-__device__ __forceinline__ T shfl_up(T v, unsigned d) {
-    return narrow<T>(__shfl_up_sync(0xffffffffu, widen<word_t<T>>(v), d));
-}
-template <class T>
-__device__ __forceinline__ T shfl_down(T v, unsigned d) {
-    return narrow<T>(__shfl_down_sync(0xffffffffu, widen<word_t<T>>(v), d));
-}
-template <class T>
-__device__ __forceinline__ T shfl_idx(T v, int src) {
-    return narrow<T>(__shfl_sync(0xffffffffu, widen<word_t<T>>(v), src));
-}
-
-// plus_times with the operators known at compile time: the benchmarked path.
-struct PlusTimes {
-    template <class T> __device__ __forceinline__ T add(T a, T b) const { return a + b; }
-    template <class T> __device__ __forceinline__ T multiply(T a, T b) const { return a * b; }
-};
+// Declarations, not a directive: the Carry overloads of shfl_up/shfl_down below join these.
+using warp_ops::load_ro;
+using warp_ops::load_stream;
+using warp_ops::narrow;
+using warp_ops::shfl_down;
+using warp_ops::shfl_idx;
+using warp_ops::shfl_up;
+using warp_ops::widen;
+using warp_ops::word_t;
 
 // A partial row: key is the row (tile-relative; -1 for none), has whether any term was seen.
 template <class T>

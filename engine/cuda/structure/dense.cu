@@ -1,5 +1,6 @@
-// Dense-matrix helpers of the SpMM/SDDMM paths on the GPU: the transpose (32 x 32 tiles through shared memory,
-// so that both the reads and the writes are coalesced) and C = accum(C, T) element by element.
+// Dense matrices on the GPU: the transpose (32 x 32 tiles through shared memory, so that both the reads and the
+// writes are coalesced), element-wise operations, and column reductions (with an element-wise product first:
+// column-wise inner products).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include "engine/cuda/opcodes.hpp"
 #include "engine/cuda/structure/keys.cuh"
 #include "engine/dense_matrix.hpp"
+#include "engine/vector.hpp"
 
 namespace hybla::cuda {
 
@@ -41,6 +43,52 @@ __global__ void transpose_kernel(const T* a, Index m, Index n, T* t) {
         }
 }
 
+// Column reductions: a block of 32 x 8 threads takes 32 columns (threadIdx.x) of a chunk of rows; row phase
+// threadIdx.y folds rows y, y + 8, ... of the chunk in order, then the 8 phases are folded in order (y = 0
+// first) into partial[chunk * k + column]. A second kernel folds the chunks in order. The order is fixed by the
+// shape, so a result is the same on every run.
+constexpr unsigned col_x = 32, col_y = 8;
+constexpr std::uint64_t max_chunks = 1024;
+
+template <class T>
+__global__ void column_inner_kernel(std::uint64_t n, std::uint64_t k, std::uint64_t rows_per_chunk, const T* a,
+                                    const T* b, T* partial, RuntimeSemiring sr) {
+    __shared__ T s[col_y][col_x];
+    __shared__ bool has[col_y][col_x];
+    const std::uint64_t j = std::uint64_t(blockIdx.x) * col_x + threadIdx.x;
+    const std::uint64_t r0 = std::uint64_t(blockIdx.y) * rows_per_chunk;
+    const std::uint64_t r1 = r0 + rows_per_chunk < n ? r0 + rows_per_chunk : n;
+    T acc{};
+    bool any = false;
+    if (j < k)
+        for (std::uint64_t i = r0 + threadIdx.y; i < r1; i += col_y) {
+            const T t = b ? sr.multiply<T>(a[i * k + j], b[i * k + j]) : a[i * k + j];
+            acc = any ? sr.add<T>(acc, t) : t;
+            any = true;
+        }
+    s[threadIdx.y][threadIdx.x] = acc;
+    has[threadIdx.y][threadIdx.x] = any;
+    __syncthreads();
+    if (threadIdx.y == 0 && j < k) {
+        for (unsigned y = 1; y < col_y; ++y)
+            if (has[y][threadIdx.x]) {
+                acc = any ? sr.add<T>(acc, s[y][threadIdx.x]) : s[y][threadIdx.x];
+                any = true;
+            }
+        partial[std::uint64_t(blockIdx.y) * k + j] = acc;  // every chunk has a row, so any is true
+    }
+}
+
+template <class T>
+__global__ void column_fold_kernel(std::uint64_t k, std::uint64_t chunks, const T* partial, T* out, RuntimeSemiring sr) {
+    for (std::uint64_t j = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < k;
+         j += std::uint64_t(gridDim.x) * blockDim.x) {
+        T acc = partial[j];
+        for (std::uint64_t c = 1; c < chunks; ++c) acc = sr.add<T>(acc, partial[c * k + j]);
+        out[j] = acc;
+    }
+}
+
 }  // namespace
 
 template <class T>
@@ -65,9 +113,43 @@ void dense_accumulate(DenseMatrix<T>& c, const DenseMatrix<T>& t, BinaryOp accum
              [=] __device__(std::uint64_t x) { cd[x] = apply_binary<T>(accum, cd[x], td[x]); });
 }
 
+template <class T>
+DenseMatrix<T> dense_ewise(const DenseMatrix<T>& a, const DenseMatrix<T>& b, BinaryOp op) {
+    Array<T> out(a.storage().size(), a.context());
+    T* od = out.data();
+    const T* ad = a.storage().data();
+    const T* bd = b.storage().data();
+    for_each(out.size(), a.context(), "dense_ewise",
+             [=] __device__(std::uint64_t x) { od[x] = apply_binary<T>(op, ad[x], bd[x]); });
+    return DenseMatrix<T>::import_row_major(a.nrows(), a.ncols(), std::move(out));
+}
+
+template <class T>
+Vector<T> dense_column_inner(const DenseMatrix<T>& a, const DenseMatrix<T>* b, SemiringCode sr) {
+    const Context& ctx = a.context();
+    const std::uint64_t n = a.nrows(), k = a.ncols();
+    if (n == 0 || k == 0) return Vector<T>(k, ctx);
+    const std::uint64_t chunks = std::min<std::uint64_t>((n + 255) / 256, max_chunks);
+    const std::uint64_t rows_per_chunk = (n + chunks - 1) / chunks;
+    const std::uint64_t used = (n + rows_per_chunk - 1) / rows_per_chunk;  // every chunk has a row
+    const std::uint64_t panels = (k + col_x - 1) / col_x;
+    auto s = stream_of(ctx);
+    Array<T> partial(used * k, ctx), out(k, ctx);
+    // Grid x is limited to 2^31 - 1 panels, y to 65535 chunks (used <= max_chunks).
+    column_inner_kernel<T><<<dim3(unsigned(panels), unsigned(used)), dim3(col_x, col_y), 0, s>>>(
+        n, k, rows_per_chunk, a.storage().data(), b ? b->storage().data() : nullptr, partial.data(), RuntimeSemiring{sr});
+    check_launch("dense column reduction");
+    column_fold_kernel<T><<<unsigned(std::min<std::uint64_t>((k + 255) / 256, 1u << 16)), 256, 0, s>>>(
+        k, used, partial.data(), out.data(), RuntimeSemiring{sr});
+    check_launch("dense column reduction (chunks)");
+    return Vector<T>::import_dense(k, std::move(out));
+}
+
 #define HYBLA_X(T)                                                          \
     template DenseMatrix<T> dense_transpose<T>(const DenseMatrix<T>&);      \
-    template void dense_accumulate<T>(DenseMatrix<T>&, const DenseMatrix<T>&, BinaryOp);
+    template void dense_accumulate<T>(DenseMatrix<T>&, const DenseMatrix<T>&, BinaryOp); \
+    template DenseMatrix<T> dense_ewise<T>(const DenseMatrix<T>&, const DenseMatrix<T>&, BinaryOp); \
+    template Vector<T> dense_column_inner<T>(const DenseMatrix<T>&, const DenseMatrix<T>*, SemiringCode);
 HYBLA_CUDA_VALUE_TYPES(HYBLA_X)
 #undef HYBLA_X
 
