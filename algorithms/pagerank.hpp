@@ -188,17 +188,6 @@ inline std::vector<Index> iota(Index n) {
     return v;
 }
 
-// The largest column L1 distance of two N x k dense matrices: their columns' inner products under plus with
-// absdiff, computed in their context. A NaN never passes the convergence test.
-inline double largest_column_l1(const DenseMatrix<double>& a, const DenseMatrix<double>& b) {
-    Vector<double> l1(a.ncols(), a.context());
-    inner(l1, no_mask, no_accum, semiring<plus_monoid, absdiff_op>{}, a, b, Descriptor{.transpose_a = true});
-    const Vector<double> host = l1.to(Context::cpu());
-    double m = 0;
-    for (double x : host.values()) m = std::isnan(x) || x > m ? x : m;
-    return m;
-}
-
 }  // namespace pagerank_detail
 
 // PageRank of the graph whose arcs are the entries of the square matrix a (see the top of this file).
@@ -286,30 +275,56 @@ PersonalizedPageRankResult personalized_pagerank(const Matrix<T>& a, std::span<c
     for (std::size_t k = 0; k < all_idx.size(); ++k)
         if (sink_vals[k] != 0) sink_idx.push_back(all_idx[k]);
     const Matrix<double> sink_row = sparse(1, n, std::vector<Index>(sink_idx.size(), 0), sink_idx, d, ctx);
-    const bool want_change = !o.ldbc || o.progress;  // LDBC mode computes it only for the progress report
-
-    DenseMatrix<double>& r = res.rank;
-    mxm(r, no_mask, no_accum, plus_times{}, at_seed, eye_k);  // r_0 = E
-    DenseMatrix<double> next(n, k, 0.0, ctx);
+    const bool watch = !o.ldbc || bool(o.progress);  // the L1 change is computed
     const std::size_t cap = o.ldbc ? o.iterations : o.max_iterations;
-    while (res.iterations < cap) {
-        // restart(j) = (1-d) + d * (rank of the sinks in column j), added at seeds[j] as E * diag(restart).
-        DenseMatrix<double> restart(1, k, 1 - d, ctx);
-        if (!sink_idx.empty()) mxm(restart, no_mask, plus_op{}, plus_times{}, sink_row, r);
-        DenseMatrix<double> diag_restart = eye_k;
-        mxm(diag_restart, no_mask, times_op{}, plus_times{}, ones_k, restart);
-        mxm(next, no_mask, no_accum, plus_times{}, t.pt, r);  // d * sum_{u->v} r(u)/outdeg(u), every seed
-        // Rows without a seed add plus's identity: the GPU leaves them untouched (an in-place accumulate).
-        mxm(next, no_mask, plus_op{}, plus_times{}, at_seed, diag_restart);
-        if (want_change) res.l1_change = pagerank_detail::largest_column_l1(next, r);
-        std::swap(r, next);
-        ++res.iterations;
-        if (o.progress) o.progress(res.iterations, res.l1_change);
-        if (!o.ldbc && res.l1_change < o.tolerance) {
-            res.converged = true;
-            break;
-        }
+    if (cap == 0) {
+        mxm(res.rank, no_mask, no_accum, plus_times{}, at_seed, eye_k);  // r_0 = E
+        return res;
     }
+    // As pagerank(): iterations t + 1 and t + 2 are queued before iteration t's change is read, each change a
+    // Scalar queued on the GPU (the largest column L1 distance, NaN when any is: their sum carries a NaN).
+    struct Step {
+        DenseMatrix<double> r;
+        Scalar<double> largest, sum;
+    };
+    const std::size_t depth = 3;
+    std::vector<Step> ring;
+    for (std::size_t j = 0; j < depth; ++j) ring.push_back(Step{DenseMatrix<double>(n, k, 0.0, ctx), Scalar<double>(ctx), Scalar<double>(ctx)});
+    auto slot = [&](std::size_t i) -> Step& { return ring[i % depth]; };  // iteration i, from 0
+    mxm(slot(0).r, no_mask, no_accum, plus_times{}, at_seed, eye_k);  // r_0 = E
+    Vector<double> l1(k, ctx);
+    std::size_t queued = 0;
+    for (std::size_t i = 1;; ++i) {
+        for (; queued < cap && queued < i + depth - 1; ++queued) {  // iterations up to i + 2
+            const DenseMatrix<double>& r = slot(queued).r;
+            Step& to = slot(queued + 1);
+            // restart(j) = (1-d) + d * (rank of the sinks in column j), added at seeds[j] as E * diag(restart).
+            DenseMatrix<double> restart(1, k, 1 - d, ctx);
+            if (!sink_idx.empty()) mxm(restart, no_mask, plus_op{}, plus_times{}, sink_row, r);
+            DenseMatrix<double> diag_restart = eye_k;
+            mxm(diag_restart, no_mask, times_op{}, plus_times{}, ones_k, restart);
+            mxm(to.r, no_mask, no_accum, plus_times{}, t.pt, r);  // d * sum_{u->v} r(u)/outdeg(u), every seed
+            // Rows without a seed add plus's identity: the GPU leaves them untouched (an in-place accumulate).
+            mxm(to.r, no_mask, plus_op{}, plus_times{}, at_seed, diag_restart);
+            if (watch) {
+                inner(l1, no_mask, no_accum, semiring<plus_monoid, absdiff_op>{}, to.r, r, Descriptor{.transpose_a = true});
+                reduce(to.largest, no_accum, max_monoid{}, l1);
+                reduce(to.sum, no_accum, plus_monoid{}, l1);
+            }
+        }
+        res.iterations = i;
+        if (watch) {
+            const double sum = slot(i).sum.value(), largest = slot(i).largest.value();
+            res.l1_change = std::isnan(sum) ? sum : largest;  // a NaN never passes the test
+            if (o.progress) o.progress(i, res.l1_change);
+            if (!o.ldbc && res.l1_change < o.tolerance) {
+                res.converged = true;
+                break;
+            }
+        }
+        if (i == cap) break;
+    }
+    res.rank = std::move(slot(res.iterations).r);
     return res;
 }
 

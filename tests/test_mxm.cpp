@@ -479,8 +479,10 @@ void check_spmm(std::uint64_t seed, Accum accum = {}) {
     ref::Gen g(seed);
     for (auto [m, k] : g.shapes())
         // Widths around the GPU's forms: 8 lanes per row up to 8 columns, a warp with 1, 2 or 4 columns per lane
-        // above, panels of 128 columns beyond.
-        for (Index n : {Index(0), Index(1), Index(3), Index(8), Index(9), Index(33), Index(64), Index(65), Index(130)}) {
+        // above, panels of 128 columns beyond; plus_times from 64 columns with vector loads when the width allows
+        // (16 lanes for 64 floats, panels of 128 or 256).
+        for (Index n : {Index(0), Index(1), Index(3), Index(8), Index(9), Index(33), Index(64), Index(65), Index(130),
+                        Index(132), Index(264)}) {
             const double da = densities[g.uniform(0, 3)];
             const Dense<T> a0 = g.template matrix<T>(m, k, da, true);  // op(A), with empty rows
             const DenseMatrix<T> b0 = random_dense<T>(g, k, n);          // op(B)
@@ -560,7 +562,7 @@ void check_spmm_long_rows(std::uint64_t seed, Accum accum = {}) {
             std::shuffle(all.begin(), all.end(), rng);
             for (Index p = 0; p < lengths[i]; ++p) a0(i, all[p]) = g.template value<T>();
         }
-        for (Index n : {Index(1), Index(3), Index(33), Index(64), Index(130)}) {
+        for (Index n : {Index(1), Index(3), Index(33), Index(64), Index(130), Index(132)}) {
             const DenseMatrix<T> b0 = random_dense<T>(g, k, n);
             const DenseMatrix<T> c0 = random_dense<T>(g, m, n);
             const Dense<T> want = spmm_reference<Sr>(a0, b0, c0, accum);

@@ -286,6 +286,43 @@ TEST_CASE("personalized pagerank for many seeds against brute force", "[pagerank
     }
 }
 
+TEST_CASE("personalized pagerank reports the largest column L1 change of its last iteration", "[pagerank]") {
+    std::mt19937_64 rng(8);
+    for (const Arcs& g : random_graphs(rng)) {
+        if (g.n == 0) continue;
+        std::vector<Index> seeds;
+        for (Index v = 0; v < g.n; v += 1 + g.n / 5) seeds.push_back(v);
+        const Matrix<double> a = to_matrix(g, rng);
+        PageRankOptions o;
+        o.tolerance = 0;  // never converges: runs max_iterations
+        o.max_iterations = 0;
+        const auto zero = algorithms::personalized_pagerank(a, seeds, o);
+        CHECK(zero.iterations == 0);
+        for (std::size_t j = 0; j < seeds.size(); ++j) {
+            std::vector<double> e(g.n, 0.0);
+            e[seeds[j]] = 1;
+            require_close(column(zero.rank, j), e, 0.0);
+        }
+        for (std::size_t k : {1, 2, 7}) {
+            INFO(g.n << " vertices, " << k << " iterations");
+            o.max_iterations = k - 1;
+            const auto before = algorithms::personalized_pagerank(a, seeds, o);
+            o.max_iterations = k;
+            const auto after = algorithms::personalized_pagerank(a, seeds, o);
+            CHECK(after.iterations == k);
+            CHECK_FALSE(after.converged);
+            double want = 0;
+            for (std::size_t j = 0; j < seeds.size(); ++j) {
+                const auto x = column(after.rank, j), y = column(before.rank, j);
+                double l1 = 0;
+                for (Index v = 0; v < g.n; ++v) l1 += std::fabs(x[v] - y[v]);
+                want = std::max(want, l1);
+            }
+            CHECK(std::fabs(after.l1_change - want) <= 1e-12);
+        }
+    }
+}
+
 TEST_CASE("personalized pagerank with no seeds or no vertices", "[pagerank]") {
     const auto none = algorithms::personalized_pagerank(Matrix<double>(4, 4), std::vector<Index>{});
     CHECK(none.rank.nrows() == 4);

@@ -152,64 +152,107 @@ struct Group {
     }
 };
 
-// Folds the terms of entries [p0, p1) into acc, left to right (first: acc holds no term yet, so the first term
-// starts it: `any` has no true identity). The group reads G entries at a time, coalesced; lane g then takes the
-// columns x + G·c (c < C) of B's rows, so each of its C loads per entry is coalesced across the group.
-template <class T, class Sr, int G, int C>
-__device__ __forceinline__ void fold(const Group<G>& grp, Offset p0, Offset p1, std::uint64_t w, std::uint64_t x,
-                                     const ColIndex* ci, const T* av, const T* b, const Sr& sr, T (&acc)[C], bool first) {
-    for (Offset q = p0; q < p1; q += G) {
-        const int nq = p1 - q < Offset(G) ? int(p1 - q) : G;
-        const ColIndex my_k = grp.g < nq ? load_ro(ci + q + grp.g) : 0;
-        const T my_a = grp.g < nq ? load_ro(av + q + grp.g) : T{};
-#pragma unroll 4
-        for (int j = 0; j < nq; ++j) {
-            const std::uint64_t k = shfl_idx(my_k, j, grp.mask, G);
-            const T a = shfl_idx(my_a, j, grp.mask, G);
-            const T* brow = b + k * w;
-#pragma unroll
-            for (int c = 0; c < C; ++c) {
-                const std::uint64_t xc = x + std::uint64_t(c) * G;
-                if (xc < w) {
-                    const T t = sr.multiply(a, load_ro(brow + xc));
-                    acc[c] = first ? t : sr.add(acc[c], t);
-                }
-            }
-            first = false;
-        }
+// V consecutive values of a B row, in one load (16 bytes for float x 4 and double x 2).
+template <class T, int V>
+__device__ __forceinline__ void load_values(const T* p, T (&out)[V]) {
+    if constexpr (V == 1) {
+        out[0] = load_ro(p);
+    } else if constexpr (std::is_same_v<T, double> && V == 2) {
+        const double2 v = __ldg(reinterpret_cast<const double2*>(p));
+        out[0] = v.x;
+        out[1] = v.y;
+    } else {
+        static_assert(std::is_same_v<T, float> && V == 4, "vector loads: float x 4 or double x 2");
+        const float4 v = __ldg(reinterpret_cast<const float4*>(p));
+        out[0] = v.x;
+        out[1] = v.y;
+        out[2] = v.z;
+        out[3] = v.w;
     }
 }
 
-// A group per row of at most `piece` entries (longer ones are split), a panel of G·C columns at a time.
-template <class T, class Sr, int G, int C>
+// A lane's share of a panel of G·C·V columns starting at x0: columns x0 + (g + G·c)·V + v (c < C, v < V), so each
+// of its C loads per entry (V consecutive values; V > 1 needs w a multiple of V) is coalesced across the group.
+template <class T, class Sr, int G, int C, int V>
+struct Panel {
+    static constexpr std::uint64_t width = std::uint64_t(G) * C * V;
+    std::uint64_t x;  // the lane's first column
+    T acc[C][V];
+    __device__ __forceinline__ Panel(std::uint64_t x0, int g) : x(x0 + std::uint64_t(g) * V) {}
+    __device__ __forceinline__ std::uint64_t col(int c) const { return x + std::uint64_t(c) * G * V; }
+
+    // The terms of entries [p0, p1), left to right (the first term starts each sum: `any` has no true identity;
+    // no entries: the monoid's identity). The group reads G entries at a time, coalesced, and passes each round
+    // by shuffle.
+    __device__ __forceinline__ void fold(const Group<G>& grp, Offset p0, Offset p1, std::uint64_t w, const ColIndex* ci,
+                                         const T* av, const T* b, const Sr& sr) {
+#pragma unroll
+        for (int c = 0; c < C; ++c)
+#pragma unroll
+            for (int v = 0; v < V; ++v) acc[c][v] = sr.template zero<T>();
+        bool first = true;
+        for (Offset q = p0; q < p1; q += G) {
+            const int nq = p1 - q < Offset(G) ? int(p1 - q) : G;
+            const ColIndex my_k = grp.g < nq ? load_ro(ci + q + grp.g) : 0;
+            const T my_a = grp.g < nq ? load_ro(av + q + grp.g) : T{};
+#pragma unroll 4
+            for (int j = 0; j < nq; ++j) {
+                const std::uint64_t k = shfl_idx(my_k, j, grp.mask, G);
+                const T a = shfl_idx(my_a, j, grp.mask, G);
+                const T* brow = b + k * w;
+#pragma unroll
+                for (int c = 0; c < C; ++c)
+                    if (col(c) < w) {
+                        T bv[V];
+                        load_values<T, V>(brow + col(c), bv);
+#pragma unroll
+                        for (int v = 0; v < V; ++v) {
+                            const T t = sr.multiply(a, bv[v]);
+                            acc[c][v] = first ? t : sr.add(acc[c][v], t);
+                        }
+                    }
+                first = false;
+            }
+        }
+    }
+    // put(column, value) for each of the lane's columns inside the width.
+    template <class Put>
+    __device__ __forceinline__ void store(std::uint64_t w, Put&& put) const {
+#pragma unroll
+        for (int c = 0; c < C; ++c)
+            if (col(c) < w)
+#pragma unroll
+                for (int v = 0; v < V; ++v) put(col(c) + v, acc[c][v]);
+    }
+};
+
+// A group per row of at most `piece` entries (longer ones are split), a panel at a time.
+template <class T, class Sr, int G, int C, int V>
 __global__ void __launch_bounds__(block_threads) spmm_kernel(std::uint64_t m, std::uint64_t w, const Offset* off,
                                                              const ColIndex* ci, const T* av, const T* b, Out<T> out,
                                                              Sr sr) {
+    using P = Panel<T, Sr, G, C, V>;
     const Group<G> grp;
     const std::uint64_t groups = (std::uint64_t(gridDim.x) * blockDim.x) / G;
     for (std::uint64_t i = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / G; i < m; i += groups) {
         const Offset begin = off[i], end = off[i + 1];
         if (end - begin > piece || (begin == end && out.skip_empty)) continue;
-        for (std::uint64_t x0 = 0; x0 < w; x0 += std::uint64_t(G) * C) {
-            const std::uint64_t x = x0 + grp.g;
-            T acc[C];
-#pragma unroll
-            for (int c = 0; c < C; ++c) acc[c] = sr.template zero<T>();
-            fold<T, Sr, G, C>(grp, begin, end, w, x, ci, av, b, sr, acc, true);
-#pragma unroll
-            for (int c = 0; c < C; ++c)
-                if (x + std::uint64_t(c) * G < w) out.put(i * w + x + std::uint64_t(c) * G, acc[c]);
+        for (std::uint64_t x0 = 0; x0 < w; x0 += P::width) {
+            P panel(x0, grp.g);
+            panel.fold(grp, begin, end, w, ci, av, b, sr);
+            panel.store(w, [&](std::uint64_t x, T v) { out.put(i * w + x, v); });
         }
     }
 }
 
 // A group per piece q of a split row: its terms folded into partial[q * w ...].
-template <class T, class Sr, int G, int C>
+template <class T, class Sr, int G, int C, int V>
 __global__ void __launch_bounds__(block_threads) spmm_piece_kernel(std::uint64_t npieces, std::uint64_t w,
                                                                    const std::uint32_t* of, const Offset* first,
                                                                    const std::uint64_t* rows, const Offset* off,
                                                                    const ColIndex* ci, const T* av, const T* b,
                                                                    T* partial, Sr sr) {
+    using P = Panel<T, Sr, G, C, V>;
     const Group<G> grp;
     const std::uint64_t groups = (std::uint64_t(gridDim.x) * blockDim.x) / G;
     for (std::uint64_t q = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / G; q < npieces; q += groups) {
@@ -218,15 +261,10 @@ __global__ void __launch_bounds__(block_threads) spmm_piece_kernel(std::uint64_t
         const Offset p0 = off[i] + (q - first[t]) * piece, end = off[i + 1];
         const Offset p1 = p0 + piece < end ? p0 + piece : end;
         T* dst = partial + q * w;
-        for (std::uint64_t x0 = 0; x0 < w; x0 += std::uint64_t(G) * C) {
-            const std::uint64_t x = x0 + grp.g;
-            T acc[C];
-#pragma unroll
-            for (int c = 0; c < C; ++c) acc[c] = sr.template zero<T>();
-            fold<T, Sr, G, C>(grp, p0, p1, w, x, ci, av, b, sr, acc, true);
-#pragma unroll
-            for (int c = 0; c < C; ++c)
-                if (x + std::uint64_t(c) * G < w) dst[x + std::uint64_t(c) * G] = acc[c];
+        for (std::uint64_t x0 = 0; x0 < w; x0 += P::width) {
+            P panel(x0, grp.g);
+            panel.fold(grp, p0, p1, w, ci, av, b, sr);
+            panel.store(w, [&](std::uint64_t x, T v) { dst[x] = v; });
         }
     }
 }
@@ -267,7 +305,7 @@ __global__ void __launch_bounds__(block_threads) spmm_combine_kernel(std::uint64
     }
 }
 
-template <class T, class Sr, int G, int C>
+template <class T, class Sr, int G, int C, int V = 1>
 void spmm_launch(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, Sr sr, const Context& ctx) {
     const std::uint64_t m = a.nrows(), w = b.ncols();
     auto s = static_cast<cudaStream_t>(ctx.stream());
@@ -276,11 +314,11 @@ void spmm_launch(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, Sr sr,
     const T* av = a.storage_values().data();
     const T* bv = b.storage().data();
     const std::shared_ptr<const SpmmPlan> plan = spmm_plan(a);
-    spmm_kernel<T, Sr, G, C><<<blocks_for(m * G, block_threads), block_threads, 0, s>>>(m, w, off, ci, av, bv, out, sr);
+    spmm_kernel<T, Sr, G, C, V><<<blocks_for(m * G, block_threads), block_threads, 0, s>>>(m, w, off, ci, av, bv, out, sr);
     check_launch("SpMM kernel");
     if (plan->nsplit > 0) {
         Array<T> partial(plan->npieces * w, ctx);
-        spmm_piece_kernel<T, Sr, G, C><<<blocks_for(plan->npieces * G, block_threads), block_threads, 0, s>>>(
+        spmm_piece_kernel<T, Sr, G, C, V><<<blocks_for(plan->npieces * G, block_threads), block_threads, 0, s>>>(
             plan->npieces, w, plan->of.data(), plan->first.data(), plan->rows.data(), off, ci, av, bv, partial.data(), sr);
         check_launch("SpMM piece kernel");
         spmm_combine_kernel<T, Sr><<<unsigned(std::min<std::uint64_t>(plan->nsplit, 1u << 20)), block_threads, 0, s>>>(
@@ -290,13 +328,19 @@ void spmm_launch(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, Sr sr,
 }
 
 // Lanes per row and columns per lane by the width: 8 lanes for at most 8 columns (4 rows per warp), else a warp
-// with 1, 2 (plus_times only) or 4 columns per lane.
+// with 1, 2 (plus_times only) or 4 columns per lane; plus_times from 64 columns, when the width is a multiple of
+// the vector (4 floats, 2 doubles), with 16-byte loads, 16 or 32 lanes taking 1 or 2 vectors each.
 template <class T>
 void spmm_run(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, SemiringCode sr, const Context& ctx) {
     const std::uint64_t w = b.ncols();
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
         if (sr.add == MonoidOp::plus && sr.multiply == BinaryOp::times) {
-            if (w <= 8) spmm_launch<T, PlusTimes, 8, 1>(a, b, out, PlusTimes{}, ctx);
+            constexpr int V = std::is_same_v<T, float> ? 4 : 2;
+            if (w >= 64 && w % V == 0) {  // a panel of 64 floats is 16 lanes (two rows per warp)
+                if (w <= std::uint64_t(16 * V)) spmm_launch<T, PlusTimes, 16, 1, V>(a, b, out, PlusTimes{}, ctx);
+                else if (w <= std::uint64_t(32 * V)) spmm_launch<T, PlusTimes, 32, 1, V>(a, b, out, PlusTimes{}, ctx);
+                else spmm_launch<T, PlusTimes, 32, 2, V>(a, b, out, PlusTimes{}, ctx);
+            } else if (w <= 8) spmm_launch<T, PlusTimes, 8, 1>(a, b, out, PlusTimes{}, ctx);
             else if (w <= 32) spmm_launch<T, PlusTimes, 32, 1>(a, b, out, PlusTimes{}, ctx);
             else if (w <= 64) spmm_launch<T, PlusTimes, 32, 2>(a, b, out, PlusTimes{}, ctx);
             else spmm_launch<T, PlusTimes, 32, 4>(a, b, out, PlusTimes{}, ctx);

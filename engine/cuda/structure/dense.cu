@@ -9,6 +9,7 @@
 #include "engine/cuda/backend.hpp"
 #include "engine/cuda/opcodes.hpp"
 #include "engine/cuda/structure/keys.cuh"
+#include "engine/cuda/warp.cuh"
 #include "engine/dense_matrix.hpp"
 #include "engine/vector.hpp"
 
@@ -45,8 +46,8 @@ __global__ void transpose_kernel(const T* a, Index m, Index n, T* t) {
 
 // Column reductions: a block of 32 x 8 threads takes 32 columns (threadIdx.x) of a chunk of rows; row phase
 // threadIdx.y folds rows y, y + 8, ... of the chunk in order, then the 8 phases are folded in order (y = 0
-// first) into partial[chunk * k + column]. A second kernel folds the chunks in order. The order is fixed by the
-// shape, so a result is the same on every run.
+// first) into partial[chunk * k + column]. A second kernel folds the chunks (column_fold_kernel). The order is
+// fixed by the shape, so a result is the same on every run.
 constexpr unsigned col_x = 32, col_y = 8;
 constexpr std::uint64_t max_chunks = 1024;
 
@@ -79,13 +80,29 @@ __global__ void column_inner_kernel(std::uint64_t n, std::uint64_t k, std::uint6
     }
 }
 
+// A warp per column: lane l folds chunks l, l + 32, ... in order, then the lanes' results are folded by a
+// shuffle tree, lower lanes first (a single thread walking hundreds of chunks took 50-70 us).
 template <class T>
 __global__ void column_fold_kernel(std::uint64_t k, std::uint64_t chunks, const T* partial, T* out, RuntimeSemiring sr) {
-    for (std::uint64_t j = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < k;
-         j += std::uint64_t(gridDim.x) * blockDim.x) {
-        T acc = partial[j];
-        for (std::uint64_t c = 1; c < chunks; ++c) acc = sr.add<T>(acc, partial[c * k + j]);
-        out[j] = acc;
+    const unsigned lane = threadIdx.x % 32;
+    const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) / 32;
+    for (std::uint64_t j = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; j < k; j += warps) {
+        T acc{};
+        bool has = false;
+        for (std::uint64_t c = lane; c < chunks; c += 32) {
+            const T v = partial[c * k + j];
+            acc = has ? sr.add<T>(acc, v) : v;
+            has = true;
+        }
+        for (unsigned d = 1; d < 32; d *= 2) {
+            const T other = warp_ops::shfl_down(acc, d);
+            const bool other_has = __shfl_down_sync(0xffffffffu, has, d);
+            if (lane % (2 * d) == 0 && other_has) {
+                acc = has ? sr.add<T>(acc, other) : other;
+                has = true;
+            }
+        }
+        if (lane == 0) out[j] = acc;
     }
 }
 
@@ -139,7 +156,7 @@ Vector<T> dense_column_inner(const DenseMatrix<T>& a, const DenseMatrix<T>* b, S
     column_inner_kernel<T><<<dim3(unsigned(panels), unsigned(used)), dim3(col_x, col_y), 0, s>>>(
         n, k, rows_per_chunk, a.storage().data(), b ? b->storage().data() : nullptr, partial.data(), RuntimeSemiring{sr});
     check_launch("dense column reduction");
-    column_fold_kernel<T><<<unsigned(std::min<std::uint64_t>((k + 255) / 256, 1u << 16)), 256, 0, s>>>(
+    column_fold_kernel<T><<<unsigned(std::min<std::uint64_t>((k * 32 + 255) / 256, 1u << 16)), 256, 0, s>>>(
         k, used, partial.data(), out.data(), RuntimeSemiring{sr});
     check_launch("dense column reduction (chunks)");
     return Vector<T>::import_dense(k, std::move(out));
