@@ -289,7 +289,8 @@ PersonalizedPageRankResult personalized_pagerank(const Matrix<T>& a, std::span<c
     };
     const std::size_t depth = 3;
     std::vector<Step> ring;
-    for (std::size_t j = 0; j < depth; ++j) ring.push_back(Step{DenseMatrix<double>(n, k, 0.0, ctx), Scalar<double>(ctx), Scalar<double>(ctx)});
+    for (std::size_t j = 0; j < depth; ++j)
+        ring.push_back(Step{DenseMatrix<double>(n, k, 0.0, ctx), Scalar<double>(ctx), Scalar<double>(ctx)});
     auto slot = [&](std::size_t i) -> Step& { return ring[i % depth]; };  // iteration i, from 0
     mxm(slot(0).r, no_mask, no_accum, plus_times{}, at_seed, eye_k);  // r_0 = E
     Vector<double> l1(k, ctx);
@@ -307,7 +308,8 @@ PersonalizedPageRankResult personalized_pagerank(const Matrix<T>& a, std::span<c
             // Rows without a seed add plus's identity: the GPU leaves them untouched (an in-place accumulate).
             mxm(to.r, no_mask, plus_op{}, plus_times{}, at_seed, diag_restart);
             if (watch) {
-                inner(l1, no_mask, no_accum, semiring<plus_monoid, absdiff_op>{}, to.r, r, Descriptor{.transpose_a = true});
+                inner(l1, no_mask, no_accum, semiring<plus_monoid, absdiff_op>{}, to.r, r,
+                      Descriptor{.transpose_a = true});
                 reduce(to.largest, no_accum, max_monoid{}, l1);
                 reduce(to.sum, no_accum, plus_monoid{}, l1);
             }

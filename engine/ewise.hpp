@@ -3,6 +3,7 @@
 // (eWiseAdd then uses its add, eWiseMult its multiply).
 #pragma once
 #include <optional>
+#include <utility>
 
 #include "engine/checks.hpp"
 #include "engine/cpu/dense.hpp"
@@ -25,13 +26,20 @@ template <class Op> auto mult_op_of(Op op) {
     else return op;
 }
 
-template <bool Union, class TC, class MaskT, class Accum, class Op, class TA, class TB>
-void ewise_matrix(Matrix<TC>& c, const MaskT& mask, Accum accum, Op op, const Matrix<TA>& a, const Matrix<TB>& b,
-                  const Descriptor& d, const char* name) {
+// op(A) and op(B) of one shape, and C of it (matrices or dense matrices); returns op(A)'s shape.
+template <class C, class A, class B>
+std::pair<Index, Index> check_ewise_shapes(const C& c, const A& a, const B& b, const Descriptor& d, const char* name) {
     const Index m = rows_of(a, d.transpose_a), n = cols_of(a, d.transpose_a);
     require(rows_of(b, d.transpose_b) == m && cols_of(b, d.transpose_b) == n, name,
             "A is " + shape(m, n) + " but B is " + shape(rows_of(b, d.transpose_b), cols_of(b, d.transpose_b)));
     require(c.nrows() == m && c.ncols() == n, name, "C is " + shape(c.nrows(), c.ncols()) + " but A is " + shape(m, n));
+    return {m, n};
+}
+
+template <bool Union, class TC, class MaskT, class Accum, class Op, class TA, class TB>
+void ewise_matrix(Matrix<TC>& c, const MaskT& mask, Accum accum, Op op, const Matrix<TA>& a, const Matrix<TB>& b,
+                  const Descriptor& d, const char* name) {
+    const auto [m, n] = check_ewise_shapes(c, a, b, d, name);
     check_mask(mask, m, n, name);
     same_context(name, c, mask, a, b);
     const Matrix<TA>& aa = d.transpose_a ? a.transposed() : a;
@@ -87,10 +95,7 @@ const DenseMatrix<T>& dense_op(const DenseMatrix<T>& a, bool transpose, std::opt
 template <class TC, class Accum, class Op, class TA, class TB>
 void ewise_dense(DenseMatrix<TC>& c, Accum accum, Op op, const DenseMatrix<TA>& a, const DenseMatrix<TB>& b,
                  const Descriptor& d, const char* name) {
-    const Index m = rows_of(a, d.transpose_a), n = cols_of(a, d.transpose_a);
-    require(rows_of(b, d.transpose_b) == m && cols_of(b, d.transpose_b) == n, name,
-            "A is " + shape(m, n) + " but B is " + shape(rows_of(b, d.transpose_b), cols_of(b, d.transpose_b)));
-    require(c.nrows() == m && c.ncols() == n, name, "C is " + shape(c.nrows(), c.ncols()) + " but A is " + shape(m, n));
+    check_ewise_shapes(c, a, b, d, name);
     same_context(name, c, a, b);
     HYBLA_ON_GPU(c) {
         using namespace cuda_dispatch;

@@ -1,10 +1,11 @@
 // SpMM (sparse x dense) and SDDMM (dense x dense sampled by a sparse pattern) on the GPU: the CUDA-core
-// versions. SpMM (v4): a group of lanes per row (8 for at most 8 columns, else a warp), each lane holding up to
-// C columns of a panel of the dense operand, the row's entries read by the group coalesced and passed round by
-// shuffle; rows longer than 32 entries split into pieces of 32 (a plan cached on the matrix), combined in order. plus_times on float and double has the operators
-// inlined; other semirings go through run-time codes. SDDMM: one warp per sampled entry, lanes across the inner
-// dimension, a shuffle reduction. The papers' kernels (HC-SpMM / DTC-SpMM, HP-SDDMM) replace these behind the
-// same functions. Notes and measurements: README.md beside this file.
+// versions. SpMM (v5): a group of lanes per row (8 for at most 8 columns, 16 for 64 floats, else a warp), each
+// lane holding up to C columns (or 16-byte vectors) of a panel of the dense operand, the row's entries read by
+// the group coalesced and passed round by shuffle; rows longer than 32 entries split into pieces of 32 (a plan
+// cached on the matrix), combined in order. plus_times on float and double has the operators inlined; other
+// semirings go through run-time codes. SDDMM: one warp per sampled entry, lanes across the inner dimension, a
+// shuffle reduction. The papers' kernels (HC-SpMM / DTC-SpMM, HP-SDDMM) replace these behind the same
+// functions. Notes and measurements: README.md beside this file.
 #include <cub/cub.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <cuda_runtime.h>
