@@ -8,7 +8,6 @@
 #include "engine/checks.hpp"
 #include "engine/cpu/dense.hpp"
 #include "engine/cpu/ewise.hpp"
-#include "engine/cpu/spmm.hpp"
 #include "engine/cpu/mask.hpp"
 #include "engine/cpu/vector_view.hpp"
 #include "engine/cpu/vector_write.hpp"

@@ -70,8 +70,8 @@ void mxm(DenseMatrix<TC>& c, NoMask, Accum accum, Sr, const Matrix<TA>& a, const
         }
         return;
     }
-    const Matrix<TA>& aa = d.transpose_a ? a.transposed() : a;
-    DenseMatrix<TC> t = d.transpose_b ? cpu::spmm<Sr, TC>(aa, cpu::dense_transpose(b)) : cpu::spmm<Sr, TC>(aa, b);
+    std::optional<DenseMatrix<TB>> hold;
+    DenseMatrix<TC> t = cpu::spmm<Sr, TC>(d.transpose_a ? a.transposed() : a, detail::dense_op(b, d.transpose_b, hold));
     if constexpr (std::is_same_v<Accum, NoAccum>) c = std::move(t);
     else cpu::dense_accumulate(c, t, accum);
 }

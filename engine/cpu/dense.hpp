@@ -1,5 +1,5 @@
-// Dense matrices on the CPU: element-wise operations and reductions of lines (rows or columns), each line folded
-// in order.
+// Dense matrices on the CPU: the transpose, element-wise operations and reductions of lines (rows or columns),
+// each line folded in order.
 #pragma once
 #include <algorithm>
 
@@ -8,6 +8,15 @@
 #include "engine/vector.hpp"
 
 namespace hybla::cpu {
+
+template <class T>
+DenseMatrix<T> dense_transpose(const DenseMatrix<T>& a) {
+    DenseMatrix<T> t(a.ncols(), a.nrows(), T{}, Context::cpu());
+    parallel_for_each(a.ncols(), [&](Index j) {
+        for (Index i = 0; i < a.nrows(); ++i) t(j, i) = a(i, j);
+    }, 64);
+    return t;
+}
 
 // op(A, B) element by element (A and B of one shape).
 template <class TC, class Op, class TA, class TB>

@@ -66,13 +66,4 @@ Matrix<TC> sddmm(const Matrix<M>& mask, bool structure, const DenseMatrix<TA>& a
         });
 }
 
-template <class T>
-DenseMatrix<T> dense_transpose(const DenseMatrix<T>& a) {
-    DenseMatrix<T> t(a.ncols(), a.nrows(), T{}, Context::cpu());
-    parallel_for_each(a.ncols(), [&](Index j) {
-        for (Index i = 0; i < a.nrows(); ++i) t(j, i) = a(i, j);
-    }, 64);
-    return t;
-}
-
 }  // namespace hybla::cpu

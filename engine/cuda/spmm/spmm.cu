@@ -31,10 +31,10 @@ using namespace warp_ops;
 constexpr int warp = 32;
 constexpr unsigned block_threads = 256;
 
-inline void check_launch(const char* what) {
-    cudaError_t e = cudaGetLastError();
+inline void check(cudaError_t e, const char* what) {
     if (e != cudaSuccess) fail(int(e), what);
 }
+inline void check_launch(const char* what) { check(cudaGetLastError(), what); }
 inline unsigned blocks_for(std::uint64_t threads, unsigned block) {
     std::uint64_t b = (threads + block - 1) / block;
     return unsigned(b < 1 ? 1 : (b > (1u << 20) ? (1u << 20) : b));
@@ -83,13 +83,10 @@ std::shared_ptr<const SpmmPlan> spmm_plan(const Matrix<T>& a) {
     Array<std::uint64_t> count(1, ctx);
     std::size_t bytes = 0;
     const thrust::counting_iterator<std::uint64_t> all(0);
-    auto checked = [](cudaError_t e, const char* what) {
-        if (e != cudaSuccess) fail(int(e), what);
-    };
-    checked(cub::DeviceSelect::If(nullptr, bytes, all, rows.data(), count.data(), std::int64_t(m), IsSplit{off}, s),
+    check(cub::DeviceSelect::If(nullptr, bytes, all, rows.data(), count.data(), std::int64_t(m), IsSplit{off}, s),
             "SpMM plan: select (size)");
     Array<unsigned char> temp(bytes, ctx);
-    checked(cub::DeviceSelect::If(temp.data(), bytes, all, rows.data(), count.data(), std::int64_t(m), IsSplit{off}, s),
+    check(cub::DeviceSelect::If(temp.data(), bytes, all, rows.data(), count.data(), std::int64_t(m), IsSplit{off}, s),
             "SpMM plan: select");
     plan->nsplit = count.get(0);  // waits: once per matrix
     if (plan->nsplit > 0) {
@@ -100,9 +97,9 @@ std::shared_ptr<const SpmmPlan> spmm_plan(const Matrix<T>& a) {
         Offset* first = plan->first.data();
         plan_count_kernel<<<blocks_for(ns, block_threads), block_threads, 0, s>>>(ns, plan->rows.data(), off, first);
         check_launch("SpMM plan: pieces");
-        checked(cub::DeviceScan::ExclusiveSum(nullptr, bytes, first, first, ns + 1, s), "SpMM plan: scan (size)");
+        check(cub::DeviceScan::ExclusiveSum(nullptr, bytes, first, first, ns + 1, s), "SpMM plan: scan (size)");
         Array<unsigned char> temp2(bytes, ctx);
-        checked(cub::DeviceScan::ExclusiveSum(temp2.data(), bytes, first, first, ns + 1, s), "SpMM plan: scan");
+        check(cub::DeviceScan::ExclusiveSum(temp2.data(), bytes, first, first, ns + 1, s), "SpMM plan: scan");
         plan->npieces = plan->first.get(ns);
         plan->of = Array<std::uint32_t>(plan->npieces, ctx);
         plan_owner_kernel<<<blocks_for(ns, block_threads), block_threads, 0, s>>>(ns, first, plan->of.data());
