@@ -339,7 +339,7 @@ TEST_CASE("mxm_pruned gives the same rows on the GPU's dense-row path and its so
             REF_REQUIRE_SAME(ref::to_dense(dense), want.c);
             REF_REQUIRE_SAME(ref::to_dense(sorted), want.c);
             // The other accumulator tile widths (HYBLA_PRUNE_TILE) give the same rows.
-            for (const char* tile : {"256", "512"}) {
+            for (const char* tile : {"256", "512", "768"}) {
                 INFO("tile " << tile);
                 ::setenv("HYBLA_PRUNE_TILE", tile, 1);
                 if (*batch) ::setenv("HYBLA_PRUNE_BATCH", batch, 1);

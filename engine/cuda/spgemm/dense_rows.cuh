@@ -3,27 +3,25 @@
 // folder; pruned.cu uses it in place of the expand-sort-compress SpGEMM when a batch's products are at least a
 // quarter of its rows x columns, so no product is ever written to memory or sorted.
 //
-// C = A B (plus_times, products and sums in double), rows of A in one batch. Columns are cut into tiles of
-// `tile` (1024 unless HYBLA_PRUNE_TILE says 256 or 512); a warp owns one (row, tile) job at a time with an
-// accumulator of `tile` doubles and presence bytes in shared memory (no presence bytes when no value of A or B
-// has its sign bit set, as in mcl: a slot no product reached is then still -0.0). It walks A(i,:) in chunks of
-// 32 entries:
-// each lane looks up, for its own k, where the part of B(k,:) inside the tile starts and ends (a split table of
-// absolute positions, computed once per product), then the warp takes the chunk's k's in groups of kGroup,
-// 32 entries of each k per round (B's columns and values interleaved, one load a product), its lanes adding
-// a(i,k)*b(k,j) at distinct columns, k after k. So every C(i,j) is summed in an order fixed by the data and the
-// tile width (deterministic; no atomics, no sort), though not always the order of A(i,:) that the CPU's
-// Gustavson uses: a value may differ from the CPU's in its last bit, as on the sorted path. Each job then
-// writes its present columns, compacted in column order, to its slot of a staging area (rows x ncols); a scan
-// of the per-job counts and a gather give the CSR. The split table costs nrows(B) x (ncols/tile + 1) x 4 bytes
-// and the interleaved copy of B nvals(B) x 8 bytes (float), so the path is offered for ncols <= kMaxCols and
-// nvals(B) <= kMaxEntries only, when they fit.
+// C = A B (plus_times, products and sums in double, each sum stored in C's type), rows of A in one batch.
+// Columns are cut into tiles of `tile` (1024 unless HYBLA_PRUNE_TILE says otherwise); a warp owns one
+// (row, tile) job at a time with an accumulator of `tile` doubles and presence bytes in shared memory (no
+// presence bytes when no value of A or B has its sign bit set, as in mcl: a slot no product reached is then
+// still -0.0). It walks A(i,:) in chunks of 32 entries: each lane looks up, for its own k, where the part of
+// B(k,:) inside the tile starts and ends (a split table of absolute positions, computed once per product),
+// then the warp takes the chunk's k's in groups of kGroup, 32 entries of each k per round (B's columns and
+// values interleaved, one load a product), its lanes adding a(i,k)*b(k,j) at distinct columns, k after k. So
+// every C(i,j) is summed in an order fixed by the data and the tile width (deterministic; no atomics, no
+// sort), though not always the order of A(i,:) that the CPU's Gustavson uses: a value may differ from the
+// CPU's in its last bit, as on the sorted path. Each job then writes its present columns, compacted in column
+// order, to its slot of a staging area (rows x ncols); a scan of the per-job counts and a gather give the CSR.
+// The split table costs nrows(B) x (ncols/tile + 1) x 4 bytes and the interleaved copy of B nvals(B) x 8 bytes
+// (float), so the path is offered for ncols <= kMaxCols and nvals(B) <= kMaxEntries only, when they fit.
 #pragma once
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <cstdlib>
-#include <string_view>
 
 #include "engine/cuda/structure/keys.cuh"
 #include "engine/matrix.hpp"
@@ -50,17 +48,20 @@ inline std::size_t shared_bytes(unsigned tile) {
     return std::size_t(kWarps) * slots(tile) * (sizeof(double) + (kSignFree ? 0 : 1));
 }
 
-// The tile width: HYBLA_PRUNE_TILE = 256 or 512 (tests and bench compare them), else kDefaultTile; halved
-// while a block's shared memory would exceed what the device allows one block (GPUs before sm_80).
+// The tile width: HYBLA_PRUNE_TILE (a multiple of 32 from 64 to 1024: tests and the bench compare them), else
+// kDefaultTile; halved while a block's shared memory would exceed what the device allows one block (GPUs
+// before sm_80).
 inline unsigned tile_width(int device) {
-    const char* e = std::getenv("HYBLA_PRUNE_TILE");
     unsigned tile = kDefaultTile;
-    if (e && std::string_view(e) == "256") tile = 256;
-    if (e && std::string_view(e) == "512") tile = 512;
+    if (const char* e = std::getenv("HYBLA_PRUNE_TILE"); e && *e) {
+        char* end = nullptr;
+        const unsigned long v = std::strtoul(e, &end, 10);
+        if (*end == 0 && v >= 64 && v <= 1024 && v % 32 == 0) tile = unsigned(v);
+    }
     int optin = 0;
     keys::check(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
                 "cudaDeviceGetAttribute (shared memory per block)");
-    while (tile > 64 && shared_bytes<false>(tile) > std::size_t(optin)) tile /= 2;
+    while (tile > 64 && shared_bytes<false>(tile) > std::size_t(optin)) tile = (tile / 2 + 31) / 32 * 32;
     return tile;
 }
 
@@ -106,12 +107,12 @@ constexpr unsigned long long kNegativeZero = 0x8000000000000000ull;
 // (unless kSignFree) their presence bytes. kSignFree: no value of A or B has its sign bit set (mcl's matrices),
 // so every product is +0 or more and -0.0 + x = x for all of them (also for x = +0): the accumulators start at
 // -0.0, and a slot is present iff it is no longer -0.0, with no presence byte to store per product.
-template <class TA, class TB, bool kSignFree>
+template <class TA, class TB, class TC, bool kSignFree>
 __global__ void __launch_bounds__(kWarps * 32, kMinBlocks)
     accumulate_kernel(Index rows, Index ncols, unsigned tile, std::uint64_t tiles, const Offset* __restrict__ ao,
                       const ColIndex* __restrict__ ac, const TA* __restrict__ av, const Entry<TB>* __restrict__ bent,
                       const std::uint32_t* __restrict__ split, ColIndex* stage_cols,
-                      double* stage_vals, Offset* counts) {
+                      TC* stage_vals, Offset* counts) {
     extern __shared__ double smem[];
     const unsigned lane = threadIdx.x % 32, w = threadIdx.x / 32;
     const std::size_t width_all = slots(tile);
@@ -193,7 +194,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks)
             if (present) {
                 const Offset at = slot + written + __popc(ballot & ((1u << lane) - 1));
                 stage_cols[at] = lo + c;
-                stage_vals[at] = acc[c];
+                stage_vals[at] = TC(acc[c]);  // summed in double, stored as TC
             }
             acc[c] = empty;  // c < tile: c0 < width <= tile, a multiple of 32
             if constexpr (!kSignFree) has[c] = 0;
@@ -205,9 +206,9 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks)
 }
 
 // Moves each job's compacted entries from its staging slot to its place in the CSR (a warp per job).
+template <class TC>
 __global__ void gather_kernel(Index rows, Index ncols, unsigned tile, std::uint64_t tiles, const Offset* job_start,
-                              const ColIndex* stage_cols, const double* stage_vals, ColIndex* out_cols,
-                              double* out_vals) {
+                              const ColIndex* stage_cols, const TC* stage_vals, ColIndex* out_cols, TC* out_vals) {
     const std::uint64_t jobs = std::uint64_t(rows) * tiles;
     const unsigned lane = threadIdx.x % 32;
     for (std::uint64_t job = (blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x) / 32; job < jobs;
@@ -271,11 +272,13 @@ Split<TB> split_table(const Matrix<TB>& b, unsigned tile) {
     return sp;
 }
 
-// C = A B with A's rows [r0, r1) (whole CSR of A given; rows taken in place), products and sums in double
-// (B's values are read in their own type: float B moves 8 bytes a product instead of 12). a_sign_free: no value
-// of A has its sign bit set (with split.sign_free, the accumulators need no presence bytes).
-template <class TA, class TB>
-Matrix<double> multiply(const Matrix<TA>& a, Index r0, Index r1, const Matrix<TB>& b, const Split<TB>& split,
+// C = A B with A's rows [r0, r1) (whole CSR of A given; rows taken in place), products and sums in double,
+// each sum rounded to TC once, when it is stored (B's values are read in their own type: float B moves 8 bytes
+// a product instead of 12; float C moves 8 bytes an entry through the staging and the gather instead of 12).
+// a_sign_free: no value of A has its sign bit set (with split.sign_free, the accumulators need no presence
+// bytes).
+template <class TC, class TA, class TB>
+Matrix<TC> multiply(const Matrix<TA>& a, Index r0, Index r1, const Matrix<TB>& b, const Split<TB>& split,
                         bool a_sign_free) {
     const Context& ctx = a.context();
     const cudaStream_t s = keys::stream_of(ctx);
@@ -283,7 +286,7 @@ Matrix<double> multiply(const Matrix<TA>& a, Index r0, Index r1, const Matrix<TB
     const Index rows = r1 - r0, n = b.ncols();
     const std::uint64_t tiles = tiles_for(n, tile), jobs = std::uint64_t(rows) * tiles;
     Array<ColIndex> stage_cols(std::uint64_t(rows) * n, ctx);
-    Array<double> stage_vals(std::uint64_t(rows) * n, ctx);
+    Array<TC> stage_vals(std::uint64_t(rows) * n, ctx);
     Array<Offset> counts(jobs + 1, ctx);
     int sms = 0;
     keys::check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx.device()), "cudaDeviceGetAttribute");
@@ -302,16 +305,16 @@ Matrix<double> multiply(const Matrix<TA>& a, Index r0, Index r1, const Matrix<TB
         keys::check_launch("mxm_pruned (dense rows: accumulate)");
     };
     if (jobs > 0) {
-        if (a_sign_free && split.sign_free) launch(accumulate_kernel<TA, TB, true>, shared_bytes<true>(tile));
-        else launch(accumulate_kernel<TA, TB, false>, shared_bytes<false>(tile));
+        if (a_sign_free && split.sign_free) launch(accumulate_kernel<TA, TB, TC, true>, shared_bytes<true>(tile));
+        else launch(accumulate_kernel<TA, TB, TC, false>, shared_bytes<false>(tile));
     }
     keys::exclusive_scan(counts.data(), jobs + 1, ctx);  // the trailing slot becomes the total
     Offset nnz = 0;
     copy(&nnz, counts.data() + jobs, sizeof nnz, CopyKind::device_to_host, ctx.stream());
     Array<ColIndex> cols(nnz, ctx);
-    Array<double> vals(nnz, ctx);
+    Array<TC> vals(nnz, ctx);
     if (jobs > 0) {
-        gather_kernel<<<unsigned(std::min<std::uint64_t>(job_blocks, std::uint64_t(sms) * 16)), kWarps * 32, 0, s>>>(
+        gather_kernel<TC><<<unsigned(std::min<std::uint64_t>(job_blocks, std::uint64_t(sms) * 16)), kWarps * 32, 0, s>>>(
             rows, n, tile, tiles, counts.data(), stage_cols.data(), stage_vals.data(), cols.data(), vals.data());
         keys::check_launch("mxm_pruned (dense rows: gather)");
     }
@@ -323,7 +326,7 @@ Matrix<double> multiply(const Matrix<TA>& a, Index r0, Index r1, const Matrix<TB
         keys::for_each(std::uint64_t(rows) + 1, ctx, "mxm_pruned (dense rows: offsets)",
                        [=] __device__(std::uint64_t r) { o[r] = cs[r * tiles]; });
     }
-    return Matrix<double>::import_csr(rows, n, std::move(off), std::move(cols), std::move(vals), false);
+    return Matrix<TC>::import_csr(rows, n, std::move(off), std::move(cols), std::move(vals), false);
 }
 
 }  // namespace hybla::cuda::dense_rows

@@ -2,9 +2,9 @@
 //
 // mxm_pruned: rows of A are taken in batches whose products fit a budget (a quarter of the free device memory,
 // or HYBLA_PRUNE_BATCH products when set: tests force many batches with it). Each batch is multiplied by the
-// SpGEMM of this folder in double (plus_times), then pruned at once, so only the pruned rows of earlier batches
-// are kept: the unpruned square never exists whole. Pruning a batch: the expanded values are rounded to T as mcl
-// stores them; per row, only the entries its rule can look at (all >= cutoff, and at least the `recover`
+// SpGEMM of this folder in double (plus_times), its values rounded to T as mcl stores them (the dense-row path
+// rounds each sum as it stores it, so float batches move 8 bytes an entry, not 12), then pruned at once, so only
+// the pruned rows of earlier batches are kept: the unpruned square never exists whole. Pruning a batch: per row, only the entries its rule can look at (all >= cutoff, and at least the `recover`
 // largest: a level of cutoff * 2^-j found by counting) are sorted (CUB segmented sort, descending), which on
 // dense rows is a few percent of the row; a warp per row reads the rule's threshold t off that sorted prefix
 // (every rule of engine/prune_rule.hpp is "keep the entries >= t"), and a second warp per row compacts the kept
@@ -14,12 +14,14 @@
 #include <cub/device/device_segmented_sort.cuh>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "engine/cuda/spgemm/dense_rows.cuh"
@@ -68,45 +70,69 @@ struct RowRule {
     Offset select, recover;
 };
 
-// Levels of the candidate filter (see level_kernel): cutoff * 2^-j for j < kLevels, then everything.
-constexpr int kLevels = 16;
+// Levels of the candidate filter (see level_kernel): level j is the double whose bits are cutoff's minus
+// j * kLevelStep (positive doubles order as their bits), so levels are half a binade apart (two of them are
+// cutoff * 2^-j exactly) and kLevels of them reach 2^-15.5 below the cutoff; then everything.
+constexpr int kLevels = 32;
+constexpr unsigned long long kLevelStep = 1ull << 51;
 
-// Per row of the batch, as stored (T): the sum of squares, and the level that keeps the fewest entries while
-// keeping every entry the row's rule can look at: all entries >= cutoff (the rule's thresholds are never
+// Per row of the batch (values as stored, T): the sum of squares, and the level that keeps the fewest entries
+// while keeping every entry the row's rule can look at: all entries >= cutoff (the rule's thresholds are never
 // below the cutoff unless it recovers dropped entries) and at least the row's `recover` largest (recovery
 // reads the recover-th largest; with recover = 0, the largest, for the emergency measure). level[i] is the
 // filter's bound (-inf: the whole row, also for a row holding a NaN) and cand[i] how many entries pass it.
+// Counting: each entry x falls in bucket j = the first level it reaches (from the distance of its bits to
+// cutoff's, exact; 0 for x >= cutoff or NaN, none below the last level), counted per lane in shared memory
+// (kLevels x 32 counters a warp, lane-private: no atomics, no bank conflicts); the count of level j is the
+// sum of buckets 0..j. `levels` (host): cutoff in (0, inf) with every level a normal double (else every row
+// is whole).
+__device__ inline int level_bucket(double x, double cutoff) {
+    if (!(x < cutoff)) return 0;  // also NaN
+    if (!(x > 0)) return kLevels;  // zero or negative: below every level
+    const unsigned long long below = (unsigned long long)__double_as_longlong(cutoff) - (unsigned long long)__double_as_longlong(x);
+    const unsigned long long j = (below + kLevelStep - 1) / kLevelStep;  // x >= level j iff j * step >= below
+    return j < kLevels ? int(j) : kLevels;
+}
+
 template <class T>
-__global__ void level_kernel(Index rows, const Offset* off, const double* ev, RowRule r, double* sumsq,
+__global__ void level_kernel(Index rows, const Offset* off, const T* ev, RowRule r, bool levels, double* sumsq,
                              double* level, Offset* cand) {
-    const unsigned lane = threadIdx.x % warp;
-    const bool levels = r.cutoff > 0 && r.cutoff < INFINITY;
+    __shared__ unsigned buckets[warps_per_block][kLevels][warp];
+    const unsigned lane = threadIdx.x % warp, w = (threadIdx.x / warp) % warps_per_block;
+    unsigned (*mine)[warp] = buckets[w];
+#pragma unroll
+    for (int j = 0; j < kLevels; ++j) mine[j][lane] = 0;
     for (Index i = (blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x) / warp; i < rows;
          i += std::uint64_t(gridDim.x) * blockDim.x / warp) {
         const Offset b = off[i], len = off[i + 1] - b;
         double sq = 0;
-        unsigned c[kLevels] = {};
         bool nan = false;  // a NaN sorts apart from the values (CUB puts one with the sign bit last): whole row
         for (Offset p = b + lane; p < b + len; p += warp) {
-            const double x = double(T(ev[p]));
+            const double x = double(ev[p]);
             nan |= isnan(x);
             sq += x * x;
-            double f = r.cutoff;
-#pragma unroll
-            for (int j = 0; j < kLevels; ++j, f *= 0.5) c[j] += !(x < f);
+            if (levels) {
+                const int j = level_bucket(x, r.cutoff);
+                if (j < kLevels) ++mine[j][lane];
+            }
         }
         sq = warp_sum(sq);
         const bool levels_here = levels && !__any_sync(0xffffffffu, nan);
         const Offset need = len == 0 ? 0 : r.recover > 0 ? (len < r.recover ? len : r.recover) : 1;
         double bound = -INFINITY;
         Offset count = len;
-        double f = r.cutoff;
+        if (levels) {
+            double f = r.cutoff;
+            unsigned long long below = 0;  // this lane's entries reaching level j
 #pragma unroll
-        for (int j = 0; j < kLevels; ++j, f *= 0.5) {
-            const Offset cj = warp_sum((unsigned long long)c[j]);
-            if (levels_here && bound == -INFINITY && cj >= need && cj < count) {
-                bound = f;
-                count = cj;
+            for (int j = 0; j < kLevels; ++j, f = __longlong_as_double(__double_as_longlong(f) - kLevelStep)) {
+                below += mine[j][lane];
+                mine[j][lane] = 0;
+                const Offset cj = warp_sum(below);
+                if (levels_here && bound == -INFINITY && cj >= need && cj < count) {
+                    bound = f;
+                    count = cj;
+                }
             }
         }
         if (lane == 0) {
@@ -119,7 +145,7 @@ __global__ void level_kernel(Index rows, const Offset* off, const double* ev, Ro
 
 // The entries of each row that pass its level (as stored, T), in any order, at cand_off[i] (a warp per row).
 template <class T>
-__global__ void filter_kernel(Index rows, const Offset* off, const double* ev, const double* level,
+__global__ void filter_kernel(Index rows, const Offset* off, const T* ev, const double* level,
                               const Offset* cand_off, T* out) {
     const unsigned lane = threadIdx.x % warp;
     for (Index i = (blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x) / warp; i < rows;
@@ -131,7 +157,7 @@ __global__ void filter_kernel(Index rows, const Offset* off, const double* ev, c
             T x{};
             bool keep = false;
             if (p < off[i + 1]) {
-                x = T(ev[p]);
+                x = ev[p];
                 keep = !(double(x) < bound);
             }
             const unsigned ballot = __ballot_sync(0xffffffffu, keep);
@@ -231,7 +257,7 @@ __global__ void threshold_kernel(Index rows, Index row0, Index ncols, const Offs
 // Writes the kept entries of each row in column order, divided by the kept mass (a warp per row; ballots
 // give each kept entry its position).
 template <class T>
-__global__ void compact_kernel(Index rows, Index row0, const Offset* off, const ColIndex* cols, const double* vals,
+__global__ void compact_kernel(Index rows, Index row0, const Offset* off, const ColIndex* cols, const T* vals,
                                const double* thr, const double* kept_mass, const std::uint8_t* mode,
                                const Offset* out_off, ColIndex* out_cols, T* out_vals) {
     const unsigned lane = threadIdx.x % warp;
@@ -252,7 +278,7 @@ __global__ void compact_kernel(Index rows, Index row0, const Offset* off, const 
             double x = 0;
             bool keep = false;
             if (p < off[i + 1]) {
-                x = double(T(vals[p]));
+                x = double(vals[p]);
                 keep = x >= t;
             }
             const unsigned ballot = __ballot_sync(0xffffffffu, keep);
@@ -305,11 +331,13 @@ std::uint64_t prune_batch_budget() {
     return std::clamp<std::uint64_t>(free_device_bytes() / 4 / 60, std::uint64_t(1) << 20, std::uint64_t(1) << 30);
 }
 
-// Rows per batch on the dense-row path: staging (12 B per row x column) plus the expanded batch and its
-// sorted copy (up to 20 B per row x column) in a quarter of the free memory, and at most 2^31 - 1 slots
-// (the segmented sort counts in int). HYBLA_PRUNE_BATCH (products) bounds it too, so tests get many batches.
+// Rows per batch on the dense-row path: staging and the expanded batch (4 + sizeof(T) B per row x column
+// each) plus the candidates and their sorted copy (at most 2 sizeof(T) B per row x column) in a quarter of the
+// free memory, and at most 2^31 - 1 slots (the segmented sort counts in int). HYBLA_PRUNE_BATCH (products)
+// bounds it too, so tests get many batches.
+template <class T>
 std::uint64_t dense_batch_rows(Index ncols, std::uint64_t products_budget) {
-    const std::uint64_t per_row = std::max<std::uint64_t>(1, std::uint64_t(ncols) * 32);
+    const std::uint64_t per_row = std::max<std::uint64_t>(1, std::uint64_t(ncols) * (2 * (4 + sizeof(T)) + 2 * sizeof(T)));
     std::uint64_t rows = free_device_bytes() / 4 / per_row;
     rows = std::min<std::uint64_t>(rows, ((std::uint64_t(1) << 31) - 1) / std::max<Index>(ncols, 1));
     if (env_count("HYBLA_PRUNE_BATCH")) rows = std::min<std::uint64_t>(rows, products_budget / std::max<Index>(ncols, 1));
@@ -359,6 +387,10 @@ Matrix<T> mxm_pruned(const Matrix<T>& a, const Matrix<T>& b, const PruneRule& ru
     a_off.copy_from(a.storage_offsets().data(), ctx, m + 1);
     const std::uint64_t budget = prune_batch_budget();
     const RowRule rr{rule.cutoff, rule.pct, Offset(rule.select), Offset(rule.recover)};
+    // The candidate levels (level_kernel) must all be normal doubles.
+    const bool levels = rule.cutoff > 0 && std::isfinite(rule.cutoff) &&
+                        std::bit_cast<unsigned long long>(rule.cutoff) >=
+                            std::bit_cast<unsigned long long>(std::numeric_limits<double>::min()) + (kLevels - 1) * kLevelStep;
 
     // With HYBLA_TRACE=1 each phase is timed (the stream is synchronised between phases, for the trace only).
     const bool timing = trace_enabled();
@@ -382,7 +414,7 @@ Matrix<T> mxm_pruned(const Matrix<T>& a, const Matrix<T>& b, const PruneRule& ru
     const unsigned tile = dense_rows::tile_width(ctx.device());
     const bool dense_ok = dense_mode != 0 && n <= dense_rows::kMaxCols && n > 0 && b.nvals() <= dense_rows::kMaxEntries &&
                           dense_rows::split_bytes(b, tile) <= free_device_bytes() / 8;
-    const std::uint64_t dense_rows_max = dense_ok ? dense_batch_rows(n, budget) : 0;
+    const std::uint64_t dense_rows_max = dense_ok ? dense_batch_rows<T>(n, budget) : 0;
     std::optional<dense_rows::Split<T>> split;  // built when a batch first takes the dense-row path
     bool a_sign_free = false;                    // found with it
     std::optional<Matrix<double>> bd;  // B in double for the sorted path, cast when a batch first takes it
@@ -404,30 +436,32 @@ Matrix<T> mxm_pruned(const Matrix<T>& a, const Matrix<T>& b, const PruneRule& ru
             while (r1 < m && (r1 == r0 || work + hf[r1] <= budget)) work += hf[r1++];
         }
         const Index rows = r1 - r0;
-        // The unpruned rows of this batch, in double.
-        Matrix<double> e;
+        // The unpruned rows of this batch, summed in double and stored as T.
+        Matrix<T> e;
         if (dense) {
             if (!split) {
                 split = dense_rows::split_table(b, tile);
                 a_sign_free = &a == &b ? split->sign_free : dense_rows::sign_free(a.storage_values().data(), a.nvals(), ctx);
             }
-            e = dense_rows::multiply(a, r0, r1, b, *split, a_sign_free);
+            e = dense_rows::multiply<T>(a, r0, r1, b, *split, a_sign_free);
             ++dense_batches;
         } else {
             const Matrix<double> ab = cast<double, T>(row_slice(a, r0, r1, a_off[r0], a_off[r1]));
             if (!bd) bd = cast<double, T>(b);
-            e = spgemm<double>(ab, *bd, SemiringCode{MonoidOp::plus, BinaryOp::times}, nullptr);
+            Matrix<double> ed = spgemm<double>(ab, *bd, SemiringCode{MonoidOp::plus, BinaryOp::times}, nullptr);
+            if constexpr (std::is_same_v<T, double>) e = std::move(ed);
+            else e = cast<T, double>(ed);
         }
         const Offset nnz = e.nvals();
         lap(expand_s);
         // Each row's candidates (the entries its rule can look at: level_kernel), as stored (T), sorted
         // descending within the row. On dense rows they are a few percent of the row.
         const Offset* eo = e.storage_offsets().data();
-        const double* ev = e.storage_values().data();
+        const T* ev = e.storage_values().data();
         Array<double> sumsq(rows, ctx), level(rows, ctx);
         Array<Offset> cand_off(rows + 1, ctx);
-        level_kernel<T><<<warp_blocks(rows), warps_per_block * warp, 0, s>>>(rows, eo, ev, rr, sumsq.data(), level.data(),
-                                                                           cand_off.data());
+        level_kernel<T><<<warp_blocks(rows), warps_per_block * warp, 0, s>>>(rows, eo, ev, rr, levels, sumsq.data(),
+                                                                           level.data(), cand_off.data());
         check_launch("mxm_pruned (levels)");
         keys::exclusive_scan(cand_off.data(), std::uint64_t(rows) + 1, ctx);  // the trailing slot becomes the total
         Offset ncand = 0;
