@@ -3,9 +3,10 @@
 // mxm_pruned: rows of A are taken in batches whose products fit a budget (a quarter of the free device memory,
 // or HYBLA_PRUNE_BATCH products when set: tests force many batches with it). Each batch is multiplied by the
 // SpGEMM of this folder in double (plus_times), its values rounded to T as mcl stores them (the dense-row path
-// rounds each sum as it stores it, so float batches move 8 bytes an entry, not 12), then pruned at once, so only
-// the pruned rows of earlier batches are kept: the unpruned square never exists whole. Pruning a batch: per row, only the entries its rule can look at (all >= cutoff, and at least the `recover`
-// largest: a level of cutoff * 2^-j found by counting) are sorted (CUB segmented sort, descending), which on
+// rounds each sum as it stores it, so float batches move 8 bytes an entry, not 12), then pruned at once, so
+// only the pruned rows of earlier batches are kept: the unpruned square never exists whole. Pruning a batch:
+// per row, only the entries its rule can look at (all >= cutoff, and at least the `recover` largest: a level
+// below the cutoff found by counting, see level_kernel) are sorted (CUB segmented sort, descending), which on
 // dense rows is a few percent of the row; a warp per row reads the rule's threshold t off that sorted prefix
 // (every rule of engine/prune_rule.hpp is "keep the entries >= t"), and a second warp per row compacts the kept
 // entries in column order and rescales them by their sum.
@@ -89,7 +90,8 @@ constexpr unsigned long long kLevelStep = 1ull << 51;
 __device__ inline int level_bucket(double x, double cutoff) {
     if (!(x < cutoff)) return 0;  // also NaN
     if (!(x > 0)) return kLevels;  // zero or negative: below every level
-    const unsigned long long below = (unsigned long long)__double_as_longlong(cutoff) - (unsigned long long)__double_as_longlong(x);
+    const auto bits = [](double v) { return (unsigned long long)__double_as_longlong(v); };
+    const unsigned long long below = bits(cutoff) - bits(x);
     const unsigned long long j = (below + kLevelStep - 1) / kLevelStep;  // x >= level j iff j * step >= below
     return j < kLevels ? int(j) : kLevels;
 }
