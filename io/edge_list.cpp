@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <span>
 
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_sort.h>
@@ -17,9 +18,29 @@ bool is_comment_or_blank(std::string_view s) {
     return c < 0 || c == '#' || c == '%';
 }
 
-bool is_number(std::string_view tok) {
-    double d;
-    return parse_double(tok, d);
+// A header field: an ASCII letter or '_', then letters, digits, '_', '-' or '.' ("node_1", "FromNodeId").
+bool is_word(std::string_view tok) {
+    auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+    if (tok.empty() || !letter(tok[0])) return false;
+    for (char c : tok)
+        if (!letter(c) && !(c >= '0' && c <= '9') && c != '-' && c != '.') return false;
+    return true;
+}
+
+// The number of fields of the line when every one is a word, else 0.
+std::size_t word_fields(std::string_view s, std::size_t line) {
+    try {
+        Fields f(s, true, line);
+        std::string_view tok;
+        std::size_t n = 0;
+        while (f.next(tok)) {
+            if (!is_word(tok)) return 0;
+            ++n;
+        }
+        return n;
+    } catch (const LineError&) {  // an empty field: not a header; the edge parser reports it
+        return 0;
+    }
 }
 
 std::size_t count_fields(std::string_view s, std::size_t line) {
@@ -27,82 +48,110 @@ std::size_t count_fields(std::string_view s, std::size_t line) {
     return f.count_rest();
 }
 
+// Parses one edge line with nfields fields into o; comment and blank lines are skipped.
+void parse_edge(std::size_t line, std::string_view s, std::size_t nfields, const ValueParser& vp, ChunkTuples& o) {
+    if (is_comment_or_blank(s)) return;
+    // Fields are checked left to right; a missing or extra field is reported where it is noticed.
+    Fields f(s, true, line);
+    auto wrong_count = [&](std::size_t found) {
+        return LineError{line, "expected " + std::to_string(nfields) + " fields, found " +
+                                   std::to_string(found + f.count_rest())};
+    };
+    std::string_view tok;
+    std::int64_t v[2] = {0, 0};
+    for (std::size_t x = 0; x < 2; ++x) {
+        bool ok = false, range = false;
+        if (!f.next_int(tok, v[x], ok, &range)) throw wrong_count(x);
+        if (!ok) {
+            if (range) throw LineError{line, "vertex id " + quoted(tok) + " does not fit int64_t"};
+            throw LineError{line, "vertex id " + quoted(tok) + " is not an integer"};
+        }
+        if (v[x] < 0) throw LineError{line, "negative vertex id " + quoted(tok)};
+    }
+    if (nfields == 3 && !vp.parse_next(f, "weight", false, false, o)) throw wrong_count(2);
+    if (f.next(tok)) throw wrong_count(nfields + 1);
+    o.rows.push_back(Index(v[0]));
+    o.cols.push_back(Index(v[1]));
+    ++o.entries;
+}
+
 }  // namespace
 
 Tuples parse_edge_list(const std::string& path, ValueType type, bool undirected, std::vector<std::int64_t>& ids) {
-    Array<char> buf = read_file(path);
-    const char* d = buf.data();
-    const std::size_t n = buf.size();
-
-    // Sequential look at the start: skip comments, recognise a header line, and take the number of fields
-    // from the first edge line.
-    std::size_t body = n, body_line = 1, nfields = 0;
-    try {
-        bool seen_first = false;
-        for_each_line(d, Chunk{0, n, 1}, [&](std::size_t line, std::string_view s) {
-            if (is_comment_or_blank(s)) return true;
-            if (!seen_first) {
-                seen_first = true;
-                Fields f(s, true, line);
-                std::string_view tok;
-                bool any_number = false;
-                while (f.next(tok)) any_number = any_number || is_number(tok);
-                if (!any_number) return true;  // a header line
-            }
-            body = std::size_t(s.data() - d);
-            body_line = line;
-            nfields = count_fields(s, line);
-            if (nfields > 3) throw LineError{line, "expected 2 or 3 fields, found " + std::to_string(nfields)};
-            if (nfields < 2) nfields = 2;  // reported by the parser below as "expected 2 fields, found 1"
-            return false;
-        });
-    } catch (LineError& e) {
-        throw IoError(path, e.line, e.reason);
-    }
-    const bool weighted = nfields == 3;
+    TextInput in(path);
     const ValueParser vp(type);
+    std::vector<ChunkTuples> out;
 
-    const std::vector<Chunk> chunks = split_lines(d, body, n, body_line);
-    std::vector<ChunkTuples> out(chunks.size());
-    tbb::parallel_for(std::size_t(0), chunks.size(), [&](std::size_t k) {
-        ChunkTuples& o = out[k];
-        const std::size_t guess = (chunks[k].end - chunks[k].begin) / 8;
-        o.rows.reserve(guess);
-        o.cols.reserve(guess);
-        if (weighted) (vp.floating() ? o.reals.reserve(guess) : o.ints.reserve(guess));
-        try {
-            for_each_line(d, chunks[k], [&](std::size_t line, std::string_view s) {
-                if (is_comment_or_blank(s)) return true;
-                // Fields are checked left to right; a missing or extra field is reported where it is noticed.
-                Fields f(s, true, line);
-                auto wrong_count = [&](std::size_t found) {
-                    return LineError{line, "expected " + std::to_string(nfields) + " fields, found " +
-                                               std::to_string(found + f.count_rest())};
-                };
-                std::string_view tok;
-                std::int64_t v[2] = {0, 0};
-                for (std::size_t x = 0; x < 2; ++x) {
-                    bool ok = false, range = false;
-                    if (!f.next_int(tok, v[x], ok, &range)) throw wrong_count(x);
-                    if (!ok) {
-                        if (range) throw LineError{line, "vertex id " + quoted(tok) + " does not fit int64_t"};
-                        throw LineError{line, "vertex id " + quoted(tok) + " is not an integer"};
+    // The start is read line by line: comments, then perhaps a header line, then the first edge line, which fixes
+    // the number of fields. A line of words is a header only if the first data line after it has as many fields
+    // (2 or 3); otherwise it is the first edge line, and fails as one.
+    enum class Stage { first_line, after_candidate, body } stage = Stage::first_line;
+    std::string candidate;  // copied: the data line after it may lie in a later window
+    std::size_t candidate_line = 0, nfields = 0;
+    auto start_body = [&](std::string_view s, std::size_t line) {
+        nfields = count_fields(s, line);
+        if (nfields > 3) throw LineError{line, "expected 2 or 3 fields, found " + std::to_string(nfields)};
+        if (nfields < 2) nfields = 2;  // reported by the parser below as "expected 2 fields, found 1"
+    };
+    while (in.next()) {
+        const char* d = in.data();
+        std::size_t body = 0, body_line = in.first_line();
+        if (stage != Stage::body) {
+            body = in.size();
+            try {
+                for_each_line(d, Chunk{0, in.size(), in.first_line()}, [&](std::size_t line, std::string_view s) {
+                    if (is_comment_or_blank(s)) return true;
+                    if (stage == Stage::first_line) {
+                        const std::size_t words = word_fields(s, line);
+                        if (words == 2 || words == 3) {
+                            candidate.assign(s);
+                            candidate_line = line;
+                            nfields = words;
+                            stage = Stage::after_candidate;
+                            return true;
+                        }
+                        start_body(s, line);
+                    } else if (count_fields(s, line) == nfields) {
+                        candidate.clear();  // a header: skipped
+                    } else {
+                        out.emplace_back();
+                        parse_edge(candidate_line, candidate, nfields, vp, out.back());
+                        start_body(s, line);
                     }
-                    if (v[x] < 0) throw LineError{line, "negative vertex id " + quoted(tok)};
-                }
-                if (weighted && !vp.parse_next(f, "weight", false, false, o)) throw wrong_count(2);
-                if (f.next(tok)) throw wrong_count(nfields + 1);
-                o.rows.push_back(Index(v[0]));
-                o.cols.push_back(Index(v[1]));
-                ++o.entries;
-                return true;
-            });
-        } catch (LineError& e) {
-            o.error = std::move(e);
+                    stage = Stage::body;
+                    body = std::size_t(s.data() - d);
+                    body_line = line;
+                    return false;
+                });
+            } catch (LineError& e) {
+                throw IoError(path, e.line, e.reason);
+            }
         }
-    });
-    throw_first_error(path, out);
-    buf.clear();
+        const std::vector<Chunk> chunks = split_lines(d, body, in.size(), body_line);
+        const std::size_t first = out.size();
+        out.resize(first + chunks.size());
+        tbb::parallel_for(std::size_t(0), chunks.size(), [&](std::size_t k) {
+            ChunkTuples& o = out[first + k];
+            const std::size_t guess = (chunks[k].end - chunks[k].begin) / 8;
+            o.rows.reserve(guess);
+            o.cols.reserve(guess);
+            if (nfields == 3) (vp.floating() ? o.reals.reserve(guess) : o.ints.reserve(guess));
+            try {
+                for_each_line(d, chunks[k], [&](std::size_t line, std::string_view s) {
+                    parse_edge(line, s, nfields, vp, o);
+                    return true;
+                });
+            } catch (LineError& e) {
+                o.error = std::move(e);
+            }
+            release_unused(o);
+        });
+        throw_first_error(path, std::span(out).subspan(first));
+    }
+    in.close();
+    if (stage == Stage::first_line) throw IoError(path, 0, "no edges: the file is empty or holds only comments");
+    if (stage == Stage::after_candidate) throw IoError(path, 0, "no edges: the file holds only a header line");
+    const bool weighted = nfields == 3;
 
     // Compact numbering in increasing id order. Ids that are dense enough get a direct lookup table;
     // otherwise the distinct ids are sorted and looked up by binary search.
@@ -124,7 +173,6 @@ Tuples parse_edge_list(const std::string& path, ValueType type, bool undirected,
     t.pattern = !weighted;
     t.symmetric = undirected;
     ids.clear();
-    if (nedges == 0) return t;
     if (max_id < 4 * Index(nedges) + (Index(1) << 20)) {
         Array<std::uint32_t> table(max_id + 1, 0u);
         tbb::parallel_for(std::size_t(0), out.size(), [&](std::size_t k) {

@@ -1,10 +1,15 @@
 // Edge lists in the style of SNAP and of CSV exports: one edge "u v" or "u v weight" per line.
 //
 // Fields are separated by whitespace or by a comma (with optional whitespace around it); lines starting with
-// '#' or '%' are comments; blank lines and CRLF line ends are allowed; gzip input is detected by content.
-// An optional header line (the first non-comment line when none of its fields is a number, e.g. "node_1,node_2")
-// is skipped. The first edge line fixes the number of fields (2, or 3 with a weight); every edge line must have
-// that many. Vertex ids are non-negative integers (up to 2^63-1).
+// '#' or '%' (after any white space) are comments; blank lines and CRLF line ends are allowed; gzip input is
+// detected by content. The first non-comment line is skipped as a header only when it looks like one: every
+// field is a word (an ASCII letter or '_', then letters, digits, '_', '-' or '.', as in "node_1,node_2" or
+// "source target weight") and the first data line after it has as many fields (2 or 3). Any other line is an
+// edge, so a damaged first edge fails with its line number instead of vanishing. The first edge line fixes the
+// number of fields (2, or 3 with a weight); every edge line must have that many. Vertex ids are non-negative
+// integers (up to 2^63-1). A weight must be a finite number: nan, inf and infinity are refused with their line,
+// a number beyond the type's range "does not fit". A file without edges (empty, only comments and blank lines,
+// or only a header) is refused, as is a file starting with a UTF-8 byte-order mark.
 //
 // The vertices are the ids that occur, numbered 0..n-1 in increasing order of id (ids that are skipped in the
 // file take no row); Graph::names.ids gives the original id of every vertex, so results can be written with

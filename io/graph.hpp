@@ -34,7 +34,7 @@ template <class T>
 struct Graph {
     Matrix<T> matrix;
     VertexNames names;
-    // The file declared the graph symmetric (Matrix Market symmetric/skew-symmetric) or it was symmetrised
+    // The file declared the graph symmetric (Matrix Market symmetric, not skew-symmetric) or it was symmetrised
     // on request (GraphReadOptions::undirected).
     bool undirected = false;
 };

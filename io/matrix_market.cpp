@@ -3,12 +3,10 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <optional>
+#include <cmath>
 
-#include <sys/stat.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
-#include <zlib.h>
 
 #include "io/text.hpp"
 
@@ -29,37 +27,39 @@ std::string lower(std::string_view s) {
     return r;
 }
 
-struct ParsedHeader {
-    Header h;
-    std::size_t body_begin = 0;       // offset of the line after the size line
-    std::size_t body_first_line = 1;  // its line number
-};
+// Reads the banner, the comments and the size line, one line at a time (they may span windows).
+class HeaderReader {
+public:
+    explicit HeaderReader(const std::string& path) : path_(path) {}
 
-// Parses the banner, the comments and the size line. With complete == false the buffer is only a prefix of the
-// file: returns nullopt when it ends before the size line is whole, so the caller can read more.
-std::optional<ParsedHeader> parse_header(const std::string& path, const char* d, std::size_t n, bool complete) {
-    std::size_t pos = 0, line = 1;
-    auto get_line = [&](std::string_view& s) -> int {  // 1: got a line, 0: end of file, -1: need more data
-        if (pos >= n) return complete ? 0 : -1;
-        const void* nl = std::memchr(d + pos, '\n', n - pos);
-        if (!nl && !complete) return -1;
-        const std::size_t e = nl ? std::size_t(static_cast<const char*>(nl) - d) : n;
-        s = std::string_view(d + pos, e - pos);
-        pos = nl ? e + 1 : n;
-        return 1;
-    };
-    auto fail = [&](std::size_t at, const std::string& reason) { throw IoError(path, at, reason); };
+    // Takes the next line of the file; true when it was the size line, which completes the header.
+    bool feed(std::size_t line, std::string_view s) {
+        if (!banner_) {
+            banner_ = true;
+            parse_banner(s);
+            return false;
+        }
+        const int c = detail::first_char(s);
+        if (c < 0 || c == '%') return false;
+        parse_size(line, s);
+        return true;
+    }
+    // The input ended before the size line; line_after_end: the number a further line would have.
+    [[noreturn]] void fail_at_end(std::size_t line_after_end) const {
+        if (!banner_) fail(1, "missing %%MatrixMarket header");
+        fail(line_after_end, "missing size line");
+    }
+    const Header& header() const { return h_; }
 
-    std::string_view s;
-    int got = get_line(s);
-    if (got < 0) return std::nullopt;
-    ParsedHeader r;
-    Header& h = r.h;
-    {
+private:
+    [[noreturn]] void fail(std::size_t at, const std::string& reason) const { throw IoError(path_, at, reason); }
+
+    void parse_banner(std::string_view s) {
+        Header& h = h_;
         const char* banner_syntax = "expected '%%MatrixMarket matrix <format> <field> <symmetry>'";
-        Fields f(got ? s : std::string_view(), false, 1);
+        Fields f(s, false, 1);
         std::string_view tok;
-        if (!got || !f.next(tok) || lower(tok) != "%%matrixmarket") fail(1, "missing %%MatrixMarket header");
+        if (!f.next(tok) || lower(tok) != "%%matrixmarket") fail(1, "missing %%MatrixMarket header");
         std::string_view t[4];
         for (auto& x : t)
             if (!f.next(x)) fail(1, std::string("incomplete header: ") + banner_syntax);
@@ -84,45 +84,61 @@ std::optional<ParsedHeader> parse_header(const std::string& path, const char* d,
         if (h.symmetry == Header::Symmetry::skew_symmetric && h.field == Header::Field::pattern)
             fail(1, "a pattern matrix cannot be skew-symmetric");
     }
-    for (;;) {
-        ++line;
-        got = get_line(s);
-        if (got < 0) return std::nullopt;
-        if (got == 0) fail(line, "missing size line");
-        const int c = detail::first_char(s);
-        if (c >= 0 && c != '%') break;
+
+    void parse_size(std::size_t line, std::string_view s) {
+        Header& h = h_;
+        const bool coord = h.format == Header::Format::coordinate;
+        const std::string expected = coord ? "invalid size line: expected 'rows columns entries'"
+                                           : "invalid size line: expected 'rows columns'";
+        Fields f(s, false, line);
+        std::int64_t v[3] = {0, 0, 0};
+        const int want = coord ? 3 : 2;
+        std::string_view tok;
+        for (int k = 0; k < want; ++k)
+            if (!f.next(tok) || !detail::parse_int(tok, v[k]) || v[k] < 0) fail(line, expected);
+        if (f.next(tok)) fail(line, expected);
+        h.nrows = Index(v[0]);
+        h.ncols = Index(v[1]);
+        if (h.nrows > max_dimension) fail(line, "number of rows " + std::to_string(h.nrows) + " exceeds 2^32");
+        if (h.ncols > max_dimension) fail(line, "number of columns " + std::to_string(h.ncols) + " exceeds 2^32");
+        if (h.symmetry != Header::Symmetry::general && h.nrows != h.ncols)
+            fail(line, std::string(h.symmetry == Header::Symmetry::symmetric ? "symmetric" : "skew-symmetric") +
+                           " matrix must be square, got " + std::to_string(h.nrows) + "x" + std::to_string(h.ncols));
+        if (coord) {
+            h.nentries = Index(v[2]);
+        } else {
+            const unsigned __int128 n = h.nrows;
+            unsigned __int128 count = h.symmetry == Header::Symmetry::general ? n * h.ncols
+                                      : h.symmetry == Header::Symmetry::symmetric ? n * (n + 1) / 2
+                                      : (n == 0 ? 0 : n * (n - 1) / 2);
+            if (count > (unsigned __int128)(std::uint64_t(1) << 62))
+                fail(line, "array matrix " + std::to_string(h.nrows) + "x" + std::to_string(h.ncols) + " is too large");
+            h.nentries = Index(count);
+        }
     }
-    const bool coord = h.format == Header::Format::coordinate;
-    const std::string expected = coord ? "invalid size line: expected 'rows columns entries'"
-                                       : "invalid size line: expected 'rows columns'";
-    Fields f(s, false, line);
-    std::int64_t v[3] = {0, 0, 0};
-    const int want = coord ? 3 : 2;
-    std::string_view tok;
-    for (int k = 0; k < want; ++k)
-        if (!f.next(tok) || !detail::parse_int(tok, v[k]) || v[k] < 0) fail(line, expected);
-    if (f.next(tok)) fail(line, expected);
-    h.nrows = Index(v[0]);
-    h.ncols = Index(v[1]);
-    if (h.nrows > max_dimension) fail(line, "number of rows " + std::to_string(h.nrows) + " exceeds 2^32");
-    if (h.ncols > max_dimension) fail(line, "number of columns " + std::to_string(h.ncols) + " exceeds 2^32");
-    if (h.symmetry != Header::Symmetry::general && h.nrows != h.ncols)
-        fail(line, std::string(h.symmetry == Header::Symmetry::symmetric ? "symmetric" : "skew-symmetric") +
-                       " matrix must be square, got " + std::to_string(h.nrows) + "x" + std::to_string(h.ncols));
-    if (coord) {
-        h.nentries = Index(v[2]);
-    } else {
-        const unsigned __int128 n = h.nrows;
-        unsigned __int128 count = h.symmetry == Header::Symmetry::general ? n * h.ncols
-                                  : h.symmetry == Header::Symmetry::symmetric ? n * (n + 1) / 2
-                                  : (n == 0 ? 0 : n * (n - 1) / 2);
-        if (count > (unsigned __int128)(std::uint64_t(1) << 62))
-            fail(line, "array matrix " + std::to_string(h.nrows) + "x" + std::to_string(h.ncols) + " is too large");
-        h.nentries = Index(count);
+
+    std::string path_;
+    Header h_;
+    bool banner_ = false;
+};
+
+// Reads windows up to the size line. The current window of in then holds the body from offset begin, whose first
+// line is body_line.
+Header read_header(detail::TextInput& in, std::size_t& begin, std::size_t& body_line) {
+    HeaderReader hr(in.path());
+    while (in.next()) {
+        bool done = false;
+        const Chunk all{0, in.size(), in.first_line()};
+        detail::for_each_line(in.data(), all, [&](std::size_t line, std::string_view s) {
+            if (!hr.feed(line, s)) return true;
+            begin = std::min(in.size(), std::size_t(s.data() + s.size() - in.data()) + 1);
+            body_line = line + 1;
+            done = true;
+            return false;
+        });
+        if (done) return hr.header();
     }
-    r.body_begin = pos;
-    r.body_first_line = line + 1;
-    return r;
+    hr.fail_at_end(in.line_after_end());
 }
 
 // The line of the k-th entry (1-based) of a chunk.
@@ -145,103 +161,114 @@ std::size_t line_of_entry(const char* d, const Chunk& c, std::size_t k) {
 namespace detail {
 
 Tuples parse_matrix_market(const std::string& path, ValueType type, bool symmetrise) {
-    Array<char> buf = read_file(path);
-    const char* d = buf.data();
-    const std::size_t n = buf.size();
-    const ParsedHeader ph = *parse_header(path, d, n, true);
-    const Header& h = ph.h;
+    TextInput in(path);
+    std::size_t begin = 0, body_line = 1;
+    const Header h = read_header(in, begin, body_line);
     const bool coord = h.format == Header::Format::coordinate;
     const bool pattern = h.field == Header::Field::pattern;
     const bool integer_only = h.field == Header::Field::integer;
     const bool skew = h.symmetry == Header::Symmetry::skew_symmetric;
     if (symmetrise && h.nrows != h.ncols)
-        throw IoError(path, ph.body_first_line - 1, "an undirected graph needs a square matrix, got " +
-                                                        std::to_string(h.nrows) + "x" + std::to_string(h.ncols));
+        throw IoError(path, body_line - 1, "an undirected graph needs a square matrix, got " + std::to_string(h.nrows) +
+                                          "x" + std::to_string(h.ncols));
     const bool mirror = h.symmetry != Header::Symmetry::general || symmetrise;
     const ValueParser vp(type);
 
-    const std::vector<Chunk> chunks = split_lines(d, ph.body_begin, n, ph.body_first_line);
-    std::vector<ChunkTuples> out(chunks.size());
-    tbb::parallel_for(std::size_t(0), chunks.size(), [&](std::size_t k) {
-        ChunkTuples& o = out[k];
-        // Entry lines are rarely shorter than 16 bytes; reserving avoids regrowing four vectors per chunk.
-        const std::size_t guess = (chunks[k].end - chunks[k].begin) / 16 * (mirror ? 2 : 1);
-        if (coord) {
-            o.rows.reserve(guess);
-            o.cols.reserve(guess);
-        }
-        if (!pattern) (vp.floating() ? o.reals.reserve(guess) : o.ints.reserve(guess));
-        try {
-            for_each_line(d, chunks[k], [&](std::size_t line, std::string_view s) {
-                const int c = first_char(s);
-                if (c < 0 || c == '%') return true;
-                Fields f(s, false, line);
-                std::string_view tok;
-                if (!coord) {
-                    vp.parse_next(f, "value", integer_only, skew, o);
-                    if (f.next(tok)) throw LineError{line, "unexpected extra field " + quoted(tok)};
-                    ++o.entries;
-                    return true;
-                }
-                std::int64_t i = 0, j = 0;
-                bool ok = false;
-                f.next_int(tok, i, ok);
-                if (!ok) throw LineError{line, "row index " + quoted(tok) + " is not an integer"};
-                if (i < 1 || Index(i) > h.nrows)
-                    throw LineError{line, "row index " + std::to_string(i) + " is out of range 1.." +
-                                              std::to_string(h.nrows)};
-                if (!f.next_int(tok, j, ok)) throw LineError{line, "missing column index"};
-                if (!ok) throw LineError{line, "column index " + quoted(tok) + " is not an integer"};
-                if (j < 1 || Index(j) > h.ncols)
-                    throw LineError{line, "column index " + std::to_string(j) + " is out of range 1.." +
-                                              std::to_string(h.ncols)};
-                if (skew && i == j) throw LineError{line, "diagonal entry in a skew-symmetric matrix"};
-                if (!pattern && !vp.parse_next(f, "value", integer_only, skew, o))
-                    throw LineError{line, "missing value"};
-                if (f.next(tok)) throw LineError{line, "unexpected extra field " + quoted(tok)};
-                o.rows.push_back(Index(i - 1));
-                o.cols.push_back(Index(j - 1));
-                ++o.entries;
-                if (mirror && i != j) {
-                    o.rows.push_back(Index(j - 1));
-                    o.cols.push_back(Index(i - 1));
-                    if (!pattern) {
-                        if (vp.floating()) o.reals.push_back(skew ? -o.reals.back() : o.reals.back());
-                        else o.ints.push_back(skew ? -o.ints.back() : o.ints.back());
+    std::vector<ChunkTuples> out;
+    std::size_t total = 0;  // entries of the windows before
+    for (;;) {
+        const char* d = in.data();
+        const std::vector<Chunk> chunks = split_lines(d, begin, in.size(), body_line);
+        const std::size_t first = out.size();
+        out.resize(first + chunks.size());
+        tbb::parallel_for(std::size_t(0), chunks.size(), [&](std::size_t k) {
+            ChunkTuples& o = out[first + k];
+            // Entry lines are rarely shorter than 16 bytes; reserving avoids regrowing four vectors per chunk.
+            const std::size_t guess = (chunks[k].end - chunks[k].begin) / 16 * (mirror ? 2 : 1);
+            if (coord) {
+                o.rows.reserve(guess);
+                o.cols.reserve(guess);
+            }
+            if (!pattern) (vp.floating() ? o.reals.reserve(guess) : o.ints.reserve(guess));
+            try {
+                for_each_line(d, chunks[k], [&](std::size_t line, std::string_view s) {
+                    const int c = first_char(s);
+                    if (c < 0 || c == '%') return true;
+                    Fields f(s, false, line);
+                    std::string_view tok;
+                    if (!coord) {
+                        vp.parse_next(f, "value", integer_only, skew, o);
+                        if (f.next(tok)) throw LineError{line, "unexpected extra field " + quoted(tok)};
+                        ++o.entries;
+                        return true;
                     }
-                }
-                return true;
-            });
-        } catch (LineError& e) {
-            o.error = std::move(e);
-        }
-    });
+                    std::int64_t i = 0, j = 0;
+                    bool ok = false, range = false;
+                    auto bad_index = [&](const char* which) {
+                        return LineError{line, std::string(which) + " index " + quoted(tok) +
+                                                   (range ? " does not fit int64_t" : " is not an integer")};
+                    };
+                    f.next_int(tok, i, ok, &range);
+                    if (!ok) throw bad_index("row");
+                    if (i < 1 || Index(i) > h.nrows)
+                        throw LineError{line, "row index " + std::to_string(i) + " is out of range 1.." +
+                                                  std::to_string(h.nrows)};
+                    if (!f.next_int(tok, j, ok, &range)) throw LineError{line, "missing column index"};
+                    if (!ok) throw bad_index("column");
+                    if (j < 1 || Index(j) > h.ncols)
+                        throw LineError{line, "column index " + std::to_string(j) + " is out of range 1.." +
+                                                  std::to_string(h.ncols)};
+                    if (skew && i == j) throw LineError{line, "diagonal entry in a skew-symmetric matrix"};
+                    if (!pattern && !vp.parse_next(f, "value", integer_only, skew, o))
+                        throw LineError{line, "missing value"};
+                    if (f.next(tok)) throw LineError{line, "unexpected extra field " + quoted(tok)};
+                    o.rows.push_back(Index(i - 1));
+                    o.cols.push_back(Index(j - 1));
+                    ++o.entries;
+                    if (mirror && i != j) {
+                        o.rows.push_back(Index(j - 1));
+                        o.cols.push_back(Index(i - 1));
+                        if (!pattern) {
+                            if (vp.floating()) o.reals.push_back(skew ? -o.reals.back() : o.reals.back());
+                            else o.ints.push_back(skew ? -o.ints.back() : o.ints.back());
+                        }
+                    }
+                    return true;
+                });
+            } catch (LineError& e) {
+                o.error = std::move(e);
+            }
+            release_unused(o);
+        });
 
-    // The entry count is checked in file order: a chunk's count is complete up to its first error, so the
-    // first chunk that either overflows the declared count or has an error decides which error comes first.
-    std::size_t total = 0;
-    for (std::size_t k = 0; k < chunks.size(); ++k) {
-        const ChunkTuples& o = out[k];
-        // A line with an error is a data line too: if it lies beyond the declared count, that comes first.
-        if (total + o.entries + (o.error ? 1 : 0) > h.nentries) {
-            const std::size_t at = line_of_entry(d, chunks[k], h.nentries - total + 1);
-            if (!o.error || at <= o.error->line)
-                throw IoError(path, at, "more entries than the " + std::to_string(h.nentries) +
-                                            " declared in the size line");
+        // The entry count is checked in file order: a chunk's count is complete up to its first error, so the
+        // first chunk that either overflows the declared count or has an error decides which error comes first.
+        for (std::size_t k = 0; k < chunks.size(); ++k) {
+            const ChunkTuples& o = out[first + k];
+            // A line with an error is a data line too: if it lies beyond the declared count, that comes first.
+            if (total + o.entries + (o.error ? 1 : 0) > h.nentries) {
+                const std::size_t at = line_of_entry(d, chunks[k], h.nentries - total + 1);
+                if (!o.error || at <= o.error->line)
+                    throw IoError(path, at, "more entries than the " + std::to_string(h.nentries) +
+                                                " declared in the size line");
+            }
+            if (o.error) throw IoError(path, o.error->line, o.error->reason);
+            total += o.entries;
         }
-        if (o.error) throw IoError(path, o.error->line, o.error->reason);
-        total += o.entries;
+        if (!in.next()) break;
+        begin = 0;
+        body_line = in.first_line();
     }
     if (total < h.nentries)
-        throw IoError(path, line_after_end(d, ph.body_begin, n, ph.body_first_line),
+        throw IoError(path, in.line_after_end(),
                       "file ends after " + std::to_string(total) + " of " + std::to_string(h.nentries) + " entries");
-    buf.clear();
+    in.close();
 
     Tuples t;
     t.nrows = h.nrows;
     t.ncols = h.ncols;
     t.pattern = pattern;
-    t.symmetric = h.symmetry != Header::Symmetry::general || symmetrise;
+    t.symmetric = h.symmetry == Header::Symmetry::symmetric || symmetrise;  // skew: a(j,i) = -a(i,j), not a graph's
     if (coord) {
         std::vector<std::size_t> start(out.size() + 1, 0);
         for (std::size_t k = 0; k < out.size(); ++k) start[k + 1] = start[k] + out[k].rows.size();
@@ -253,8 +280,9 @@ Tuples parse_matrix_market(const std::string& path, ValueType type, bool symmetr
             ChunkTuples& o = out[k];
             std::copy(o.rows.begin(), o.rows.end(), t.rows.begin() + std::ptrdiff_t(start[k]));
             std::copy(o.cols.begin(), o.cols.end(), t.cols.begin() + std::ptrdiff_t(start[k]));
-            std::copy(o.reals.begin(), o.reals.end(), t.reals.begin() + std::ptrdiff_t(start[k]));
-            std::copy(o.ints.begin(), o.ints.end(), t.ints.begin() + std::ptrdiff_t(start[k]));
+            // Only the value array in use: offsetting the empty one's null begin() is undefined.
+            if (!o.reals.empty()) std::copy(o.reals.begin(), o.reals.end(), t.reals.begin() + std::ptrdiff_t(start[k]));
+            if (!o.ints.empty()) std::copy(o.ints.begin(), o.ints.end(), t.ints.begin() + std::ptrdiff_t(start[k]));
             o = ChunkTuples();
         });
         return t;
@@ -291,38 +319,9 @@ Tuples parse_matrix_market(const std::string& path, ValueType type, bool symmetr
 }  // namespace detail
 
 MatrixMarketHeader read_matrix_market_header(const std::string& path) {
-    {
-        // gzopen would open a directory, and its errno is not reliable: ask the system first.
-        std::FILE* f = std::fopen(path.c_str(), "rb");
-        if (!f) throw IoError(path, 0, std::string("cannot open: ") + std::strerror(errno));
-        struct stat st;
-        const bool regular = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
-        std::fclose(f);
-        if (!regular) throw IoError(path, 0, "cannot open: not a regular file");
-    }
-    gzFile g = gzopen(path.c_str(), "rb");
-    if (!g) throw IoError(path, 0, std::string("cannot open: ") + std::strerror(errno));
-    std::string buf;
-    std::optional<ParsedHeader> ph;
-    try {
-        for (;;) {
-            char piece[1 << 16];
-            const int got = gzread(g, piece, sizeof piece);
-            if (got < 0) {
-                int err = Z_OK;
-                const char* msg = gzerror(g, &err);
-                throw IoError(path, 0, std::string("corrupt or truncated gzip data (") + (msg ? msg : "") + ")");
-            }
-            buf.append(piece, std::size_t(got));
-            ph = parse_header(path, buf.data(), buf.size(), got == 0);
-            if (ph) break;
-        }
-    } catch (...) {
-        gzclose(g);
-        throw;
-    }
-    gzclose(g);
-    return ph->h;
+    detail::TextInput in(path);
+    std::size_t begin = 0, line = 1;
+    return read_header(in, begin, line);
 }
 
 namespace detail {
@@ -383,9 +382,23 @@ void write_entries(OutFile& out, const CsrView& a, bool pattern) {
     }
 }
 
+template <class T>
+void check_finite(const CsrView& a) {
+    const T* vals = static_cast<const T*>(a.values);
+    for (Index i = 0; i < a.nrows; ++i)
+        for (Offset p = a.offsets[i]; p < a.offsets[i + 1]; ++p)
+            if (!std::isfinite(vals[p]))
+                throw InvalidValue("write_matrix_market: entry " + std::to_string(p) + " (" + std::to_string(i) + ", " +
+                                   std::to_string(a.indices[p]) + ") is " +
+                                   (std::isnan(vals[p]) ? "NaN" : vals[p] > 0 ? "inf" : "-inf"));
+}
+
 }  // namespace
 
 void write_matrix_market(const std::string& path, const CsrView& a, const MatrixMarketWriteOptions& options) {
+    // What no reader accepts is refused before the file is created.
+    if (!options.pattern && a.type == ValueType::float32) check_finite<float>(a);
+    if (!options.pattern && a.type == ValueType::float64) check_finite<double>(a);
     OutFile out(path);
     const char* field = options.pattern ? "pattern" : is_floating(a.type) ? "real" : "integer";
     std::string head = std::string("%%MatrixMarket matrix coordinate ") + field + " general\n";

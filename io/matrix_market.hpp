@@ -10,11 +10,17 @@
 //
 // Every malformed input is an IoError naming the file, the line and the reason (wrong header, bad size line,
 // an index out of range, a token that is not a number, fewer or more entries than the size line says, a value
-// the requested type cannot hold exactly, ...). The file is parsed in parallel chunks (see io/text.hpp).
+// the requested type cannot hold exactly, ...). A value must be a finite number: nan, inf, infinity (any case,
+// any sign) are refused with their line whatever the requested type, coordinate or array, and a number beyond
+// the requested type's range (1e400 for double, 1e39 for float) "does not fit". A file starting with a UTF-8 byte-order mark is refused.
+// The file is read in windows of whole lines, decompressed as it is read, and each window is parsed in
+// parallel chunks (see io/text.hpp), so memory follows the entries, not the file. A size line with 0 entries is
+// a valid empty matrix.
 //
 // Writing produces the coordinate general format: field integer for integral and bool T, real for float and
 // double (shortest representation that reads back to the identical value), or pattern on request. A name
-// ending in ".gz" is written gzip-compressed.
+// ending in ".gz" is written gzip-compressed. A NaN or infinite value is refused (InvalidValue, before the file
+// is created): the reader would refuse it.
 #pragma once
 #include <string>
 

@@ -1,6 +1,14 @@
-// Internal plumbing shared by the text readers and writers: whole-file reading (gzip detected by its magic bytes),
-// splitting at line ends into chunks that are parsed in parallel, exact line numbers, tokenising, number parsing
-// with std::from_chars (locale-free), and value conversion with range checks. Not part of the public API.
+// Internal plumbing shared by the text readers and writers: input read in windows of whole lines (gzip detected
+// by its magic bytes and decompressed as it is read, so memory follows the parsed tuples, not the file), splitting
+// a window at line ends into chunks that are parsed in parallel, exact line numbers across windows, tokenising,
+// number parsing with std::from_chars (locale-free), and value conversion with range checks. Not part of the
+// public API.
+//
+// Rules every text reader shares: a file starting with a UTF-8 byte-order mark is refused (line 1); a line that
+// does not fit in a window (64 MiB, its '\n' included) is refused with its number, so a file of NUL bytes fails
+// at once; a weight or value must be a finite number (nan, inf and infinity in any spelling are refused with
+// their line; a finite number beyond the target type's range "does not fit"); gzip input is every member of the
+// stream, as gzip -d reads it, and anything after the last member is refused.
 #pragma once
 #include <charconv>
 #include <cmath>
@@ -9,6 +17,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,8 +34,57 @@
 
 namespace hybla::io::detail {
 
-// The whole file, decompressed if it starts with the gzip magic bytes 1f 8b (whatever its name).
+// The whole file, decompressed if it starts with the gzip magic bytes 1f 8b (whatever its name). For inputs
+// that are not parsed line by line (the binary format, small side files).
 Array<char> read_file(const std::string& path);
+
+class ByteSource;
+
+// A text file as consecutive windows of whole lines, each at most text_window_bytes() long: the buffer holds one
+// window and the incomplete line after it, which begins the next window. Windows start at 1 MiB (reading a
+// header stays cheap) and double up to the limit. Line numbers run on across windows.
+// Throws IoError for a file that cannot be opened or is not a regular file, corrupt gzip data, trailing data
+// after the gzip stream, a UTF-8 byte-order mark at the start, and a line longer than the window.
+class TextInput {
+public:
+    explicit TextInput(const std::string& path);
+    ~TextInput();
+    TextInput(const TextInput&) = delete;
+    TextInput& operator=(const TextInput&) = delete;
+
+    // Moves to the next window; false at the end of the input (an empty file has no window).
+    bool next();
+    // The current window: whole lines, each ending in '\n' except perhaps the last line of the file.
+    const char* data() const { return buf_.data(); }
+    std::size_t size() const { return size_; }
+    std::size_t first_line() const { return first_line_; }
+    // Once next() has returned false: the number a line after the last one would have (where "file ends early"
+    // errors point).
+    std::size_t line_after_end() const { return next_line_; }
+    const std::string& path() const { return path_; }
+    // Frees the buffer and closes the file once the text is parsed (the tuples are then assembled).
+    void close();
+
+private:
+    void allocate(std::size_t capacity);
+    std::string path_;
+    std::unique_ptr<ByteSource> src_;
+    Array<char> buf_;
+    std::size_t limit_ = 0;
+    std::size_t filled_ = 0;  // bytes in the buffer: the window, then the start of the next one
+    std::size_t size_ = 0;
+    std::size_t first_line_ = 1, next_line_ = 1;
+    bool eof_ = false, started_ = false;
+};
+
+// The largest window: a line must fit in it. Tests set it tiny so that small files span many windows; 0 restores
+// the default (64 MiB).
+void set_text_window_bytes(std::size_t bytes);
+std::size_t text_window_bytes();
+// The largest window buffer any TextInput has held since the last reset (tests check that memory follows the
+// window, not the file).
+std::size_t peak_text_window_bytes();
+void reset_peak_text_window_bytes();
 
 // Target size of one parse chunk. Tests set it tiny so that small files cross many chunk boundaries; 0 restores
 // the default.
@@ -42,9 +100,6 @@ struct Chunk {
 // Cuts [begin, end) after line ends into chunks of about parse_chunk_bytes(); line numbers come from a
 // parallel newline count and a prefix sum, so they are exact whatever the chunking.
 std::vector<Chunk> split_lines(const char* data, std::size_t begin, std::size_t end, std::size_t first_line);
-
-// The number that a line after the last one would have: where "file ends early" errors point.
-std::size_t line_after_end(const char* data, std::size_t begin, std::size_t end, std::size_t first_line);
 
 // A parse error inside a chunk; the readers turn the earliest one in file order into an IoError.
 struct LineError {
@@ -104,7 +159,8 @@ inline bool parse_int(std::string_view s, std::int64_t& v, bool* out_of_range = 
     return true;
 }
 
-// Whole-token floating-point number (decimal or scientific, inf, nan); a leading '+' is accepted.
+// Whole-token floating-point number (decimal or scientific; also inf and nan, which ValueParser refuses); a leading
+// '+' is accepted.
 template <class F>
 bool parse_floating(std::string_view s, F& v, bool* out_of_range = nullptr) {
     const char* b = s.data();
@@ -230,7 +286,7 @@ inline std::string quoted(std::string_view s) {
 // Parses value tokens for a target type: integers stay exact in int64 (for integral and bool targets; uint64_t
 // values above 2^63-1 are kept as the int64 with the same bits), floating
 // targets get doubles; anything the target cannot hold exactly (a fraction for an integer type, a value out of
-// range) is an error naming the type, never clamped.
+// range) is an error naming the type, never clamped; nan and infinities are refused for every type.
 class ValueParser {
 public:
     explicit ValueParser(ValueType t);
@@ -253,7 +309,9 @@ public:
                 if (range) throw LineError{f.line(), std::string(what) + " " + quoted(tok) + " does not fit " + name_};
                 throw LineError{f.line(), std::string(what) + " " + quoted(tok) + " is not a number"};
             }
-            out.reals.push_back(single_ ? double(x) : d);
+            if (single_) d = x;
+            if (!std::isfinite(d)) throw not_finite(what, tok, f.line());
+            out.reals.push_back(d);
             return true;
         }
         if (!f.next(tok)) return false;
@@ -274,7 +332,9 @@ public:
                 if (range) throw LineError{line, std::string(what) + " " + quoted(tok) + " does not fit " + name_};
                 throw LineError{line, std::string(what) + " " + quoted(tok) + " is not a number"};
             }
-            out.reals.push_back(single_ ? double(f) : d);
+            if (single_) d = f;
+            if (!std::isfinite(d)) throw not_finite(what, tok, line);
+            out.reals.push_back(d);
             return;
         }
         std::int64_t iv = 0;
@@ -308,6 +368,7 @@ public:
                 if (range) throw LineError{line, std::string(what) + " " + quoted(tok) + " does not fit " + name_};
                 throw LineError{line, std::string(what) + " " + quoted(tok) + " is not a number"};
             }
+            if (!std::isfinite(d)) throw not_finite(what, tok, line);
             if (boolean_) {
                 out.ints.push_back(d != 0 ? 1 : 0);
                 return;
@@ -333,6 +394,11 @@ public:
     }
 
 private:
+    // One rule for every reader: nan and infinities are refused whatever the target type (mcl reads them as 1,
+    // which hides a broken file); a finite number too large for the type is "does not fit" above.
+    static LineError not_finite(const char* what, std::string_view tok, std::size_t line) {
+        return LineError{line, std::string(what) + " " + quoted(tok) + " is not a finite number"};
+    }
     bool floating_ = false, single_ = false, boolean_ = false, unsigned64_ = false;
     std::int64_t lo_ = 0, hi_ = 0;
     const char* name_ = "";
@@ -346,6 +412,18 @@ struct ChunkTuples {
     std::size_t entries = 0;  // entries of the file (before any mirroring)
     std::optional<LineError> error;
 };
+
+// A chunk's vectors are reserved from its size in bytes; a chunk of mostly comments gives back what it did not use,
+// so that memory follows the entries, not the file.
+inline void release_unused(ChunkTuples& o) {
+    auto trim = [](auto& v) {
+        if (v.capacity() > 2 * v.size() + 1024) v.shrink_to_fit();
+    };
+    trim(o.rows);
+    trim(o.cols);
+    trim(o.reals);
+    trim(o.ints);
+}
 
 // Throws the error of the earliest chunk that has one (chunks are in file order, and each keeps its first).
 template <class ChunkVec>
