@@ -25,13 +25,17 @@ namespace {
 
 const char* usage =
     "usage: contract GRAPH LABELS [-o FILE] [--combine plus|min|max] [--drop-loops] [--abc] [--order first|value]\n"
-    "                [options]\n"
+    "                [--directed] [options]\n"
     "Contracts GRAPH by the labels of its vertices: every label becomes one vertex, and the edges between two\n"
     "labels (in either direction as stored) become one edge whose weight combines theirs (S*A*S^T with S the\n"
     "label indicator). Edges inside a label become its self-loop unless --drop-loops.\n"
-    "GRAPH: Matrix Market (.mtx), edge list (.txt, .csv, ...), mcl labels (.abc) or hybla binary; .gz accepted.\n"
-    "LABELS (.gz accepted), recognised by its content:\n"
-    "  one integer per line, one line per vertex in GRAPH's vertex order: the label of each vertex;\n"
+    "GRAPH: Matrix Market (.mtx; symmetric files hold both directions), edge list (.txt, .csv, ...; as stored),\n"
+    "mcl labels (.abc) or hybla binary (as written); .gz accepted. An .abc file is the graph mcl clusters: each\n"
+    "line is an undirected edge (both directions), and a pair named more than once weighs the largest of its\n"
+    "weights, so that contracting by mcl's clusters gives mcl's cluster graph. A graph without edges is bad input.\n"
+    "LABELS (.gz accepted), recognised by its first non-blank line:\n"
+    "  a single integer: one integer per line, one line per vertex in GRAPH's vertex order, the label of each\n"
+    "  vertex;\n"
     "  otherwise mcl's cluster output: one cluster per line, its vertices' names (as GRAPH names them: 1..n for\n"
     "  Matrix Market, the ids of an edge list, the labels of an .abc file) separated by tabs or spaces; every\n"
     "  vertex in exactly one cluster; the cluster on the i-th line (from 0) has label i.\n"
@@ -42,12 +46,13 @@ const char* usage =
     "  --abc                     write 'label<TAB>label<TAB>weight' lines instead of Matrix Market, whose row\n"
     "                            and column i are the i-th label (listed in its comment lines)\n"
     "  --order first|value       number the labels in order of first appearance in vertex order (default), or\n"
-    "                            of increasing value\n";
+    "                            of increasing value\n"
+    "  --directed                an .abc GRAPH's edges one way, as stored (a repeated edge: its first weight)\n";
 
 struct Options {
     std::string graph, labels, output = "-";
     algorithms::ContractOptions contract;
-    bool abc = false;
+    bool abc = false, directed = false;
 };
 
 // The label of every vertex, from either LABELS format (see usage); bad input is a UsageError naming the line.
@@ -82,18 +87,22 @@ std::vector<std::int64_t> read_labels(const std::string& path, const io::VertexN
         return path + " (" + format + ") line " + std::to_string(line) + ": ";
     };
 
-    // One integer per line: the label of each vertex in turn.
+    // One integer per line: the label of each vertex in turn. The first line decides, so that a bad line further
+    // down is reported as what it is, not as a cluster file that names no vertex on line 1.
     std::vector<std::int64_t> labels;
-    bool per_vertex = true;
-    for (const Line& l : lines) {
-        std::int64_t v = 0;
-        if (l.fields.size() != 1 || !io::detail::parse_int(l.fields[0], v)) {
-            per_vertex = false;
-            break;
+    std::int64_t first = 0;
+    if (!lines.empty() && lines[0].fields.size() == 1 && io::detail::parse_int(lines[0].fields[0], first)) {
+        for (const Line& l : lines) {
+            std::int64_t v = 0;
+            if (l.fields.size() != 1)
+                throw app::UsageError(where("one label per line", l.number) + "expected one integer label, found " +
+                                      std::to_string(l.fields.size()) + " fields");
+            bool range = false;
+            if (!io::detail::parse_int(l.fields[0], v, &range))
+                throw app::UsageError(where("one label per line", l.number) + io::detail::quoted(l.fields[0]) +
+                                      (range ? " does not fit int64_t" : " is not an integer label"));
+            labels.push_back(v);
         }
-        labels.push_back(v);
-    }
-    if (per_vertex) {
         if (labels.size() != n)
             throw app::UsageError(path + " (one label per line) has " + std::to_string(labels.size()) +
                                   " labels but the graph has " + std::to_string(n) + " vertices");
@@ -155,11 +164,7 @@ void compare(const Matrix<double>& got, const Matrix<double>& want, algorithms::
 }
 
 // The shortest text that reads back as the same double.
-std::string number(double x) {
-    char buf[32];
-    const auto r = std::to_chars(buf, buf + sizeof buf, x);
-    return std::string(buf, r.ptr);
-}
+using app::number;
 
 void write_abc(std::ostream& s, const Matrix<double>& c, const std::vector<std::int64_t>& labels) {
     std::vector<Index> r, cc;
@@ -175,12 +180,12 @@ void write_mtx(app::Output& out, const std::string& out_name, const Matrix<doubl
                const std::vector<std::int64_t>& labels) {
     const bool gz = io::detail::ends_with_gz(out_name);
     std::string tmp = (std::filesystem::temp_directory_path() / "hybla-contract-XXXXXX").string() + (gz ? ".gz" : "");
-    const int fd = mkstemps(tmp.data(), gz ? 3 : 0);
+    const int fd = app::TempFiles::create(tmp, gz ? 3 : 0);
     if (fd < 0) throw app::UsageError("cannot create a temporary file in " + std::filesystem::temp_directory_path().string());
     ::close(fd);
     struct Remove {
         std::string path;
-        ~Remove() { std::filesystem::remove(path); }
+        ~Remove() { app::TempFiles::remove(path); }
     } remove{tmp};
     std::string comment = "contracted by hybla contract: row and column i are the label below ('i label')";
     for (std::size_t i = 0; i < labels.size(); ++i) {
@@ -221,6 +226,8 @@ int main(int argc, char** argv) {
                 o.contract.drop_self_loops = true;
             } else if (args.is("--abc")) {
                 o.abc = true;
+            } else if (args.is("--directed")) {
+                o.directed = true;
             } else if (args.positional()) {
                 positional.push_back(args.next());
             } else {
@@ -241,14 +248,12 @@ int main(int argc, char** argv) {
         const app::Log log(common);
         app::Output out(o.output);
 
-        const io::Graph<double> g = io::read_graph<double>(o.graph);
+        const io::Graph<double> g = app::read_input(o.graph, {.directed = o.directed});
+        const std::vector<std::int64_t> labels = read_labels(o.labels, g.names, g.matrix.nrows());
+        log.accept();
         const Context ctx = start.context();
         scope.emplace(ctx);
         const Matrix<double> a = g.matrix.to(ctx);
-        if (a.nrows() != a.ncols())
-            throw app::UsageError(o.graph + " is a " + std::to_string(a.nrows()) + "x" + std::to_string(a.ncols()) +
-                                  " matrix, not a graph (a graph's matrix is square)");
-        const std::vector<std::int64_t> labels = read_labels(o.labels, g.names, a.nrows());
         log("graph: %s (%llu vertices, %llu stored entries), labels read in %.3f s\n", o.graph.c_str(),
             (unsigned long long)a.nrows(), (unsigned long long)a.nvals(), log.seconds());
         const double t0 = log.seconds();

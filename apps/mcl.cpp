@@ -1,4 +1,5 @@
 // mcl INPUT: Markov clustering with van Dongen's mcl's options, defaults and output (algorithms/mcl.hpp).
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -21,8 +22,9 @@ const char* usage =
     "usage: mcl INPUT [--abc] [-I f] [-P n] [-S n] [-R n] [-pct n] [-scheme k] [-te n] [-L n] [-o FILE] [options]\n"
     "Markov clustering, as van Dongen's mcl 22-282 computes it (same defaults, pruning, convergence and cluster\n"
     "order). The graph is symmetrised with max (as mcl --abc does), self-loops replaced by mcl's loops.\n"
-    "  INPUT        with --abc (or a .abc name): mcl label format 'a b [w]'; else Matrix Market or edge list by\n"
-    "               extension (.gz accepted); '-' is not accepted\n"
+    "  INPUT        with --abc (or a .abc name): mcl label format 'a b [w]'; else Matrix Market, hybla binary or\n"
+    "               edge list by extension (.gz accepted); '-' is not accepted. Weights must be >= 0; a graph\n"
+    "               without edges is bad input\n"
     "  -I f         inflation, in (0, 30] (default 2.0)\n"
     "  -P n         cutoff 1/n (0: no cutoff)       -S n  selection number       -R n  recovery number\n"
     "  -pct n       recovery percentage (0..100)    -scheme k  resource scheme 1..7 (default 6: P 10000 S 1100\n"
@@ -53,10 +55,21 @@ PruneRule rule_of(const Options& o) {
     return r;
 }
 
+// The shortest text that reads back as the same double.
+using app::number;
+
+// The graph mcl clusters; a negative weight is bad input, named here rather than by the algorithm.
 io::Graph<double> read_input(const Options& o) {
-    const bool abc = o.abc || io::graph_format_of(o.input) == io::GraphFormat::abc;
-    if (abc) return io::read_abc<double>(o.input, {.undirected = true}, max_op{});
-    return io::read_graph<double>(o.input, {.undirected = true}, max_op{});
+    io::Graph<double> g = app::read_input(o.input, {.abc = o.abc, .undirected = true});
+    const auto off = g.matrix.row_offsets();
+    const auto ci = g.matrix.col_indices();
+    const auto v = g.matrix.values();
+    for (Index i = 0; i < g.matrix.nrows(); ++i)
+        for (Offset p = off[i]; p < off[i + 1]; ++p)
+            if (v[p] < 0)
+                throw app::UsageError(o.input + ": the edge " + g.names.name(i) + " " + g.names.name(ci[p]) +
+                                      " has the negative weight " + number(v[p]) + " (mcl needs weights >= 0)");
+    return g;
 }
 
 // A clustering in mcl's output format (one cluster per line, vertex names separated by tabs).
@@ -143,17 +156,20 @@ int main(int argc, char** argv) {
         [&](const app::CommonOptions& common) {
             const app::Log log(common);
             app::BackendStart start(common);
+            app::Output out(o.output);  // opened before the work so a bad path fails early
             io::Graph<double> g = [&] {
                 const ScopedContext on_cpu(Context::cpu());
                 return read_input(o);
             }();
+            std::vector<std::vector<Index>> compare;
+            if (!o.compare.empty()) compare = read_clusters(o.compare, g.names, g.matrix.nrows());
+            log.accept();
             log("[mcl] %s: %llu vertices, %llu entries (symmetrised), read in %.3f s\n", o.input.c_str(),
                 (unsigned long long)g.matrix.nrows(), (unsigned long long)g.matrix.nvals(), log.seconds());
             const Context ctx = start.context();
             const ScopedContext scope(ctx);
             if (ctx.is_cuda()) log("[mcl] backend %s, GPU ready after %.3f s\n", ctx.name().c_str(), log.seconds());
             else log("[mcl] backend cpu\n");
-            app::Output out(o.output);  // opened before the work so a bad path fails early
             const double t0 = log.seconds();
             const algorithms::MclResult res = cluster(g.matrix.to(ctx), o, &log);
             log("[mcl] %zu clusters found in %llu iterations, %.3f s\n", res.clusters.size(),
@@ -171,10 +187,9 @@ int main(int argc, char** argv) {
                                                " to the CPU backend's clustering exceeds 0.1% of the vertices");
             }
             if (!o.compare.empty()) {
-                const auto other = read_clusters(o.compare, g.names, g.matrix.nrows());
-                const Index d = algorithms::split_join_distance(res.clusters, other, g.matrix.nrows());
+                const Index d = algorithms::split_join_distance(res.clusters, compare, g.matrix.nrows());
                 std::fprintf(stderr, "[mcl] split/join distance to %s: %llu (%zu vs %zu clusters)%s\n",
-                             o.compare.c_str(), (unsigned long long)d, res.clusters.size(), other.size(),
+                             o.compare.c_str(), (unsigned long long)d, res.clusters.size(), compare.size(),
                              d == 0 ? ": the same partition" : "");
             }
             std::ostream& os = out.stream();

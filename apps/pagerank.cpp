@@ -28,7 +28,8 @@ const char* usage =
     "  without out-edges) spread their rank over all vertices; the ranks sum to 1. Edge weights are ignored and a\n"
     "  self-loop counts as an out-edge.\n"
     "GRAPH: Matrix Market (.mtx; symmetric files are undirected), edge list (.txt, .csv, ...; directed unless\n"
-    "--undirected), mcl labels (.abc) or hybla binary; .gz accepted.\n"
+    "--undirected), mcl labels (.abc: undirected unless --directed, the graph mcl sees) or hybla binary (as\n"
+    "written); .gz accepted. A graph without edges is bad input.\n"
     "  --damping d               damping factor in [0, 1] (default 0.85)\n"
     "  --tol t                   stop once an iteration changes the ranks by less than t in L1 norm (default 1e-9)\n"
     "  --max-iter n              stop after n iterations if not converged, with a warning (default 1000)\n"
@@ -39,13 +40,15 @@ const char* usage =
     "                            at its seed, with probability 1-d and from the sinks; a header line '# vertex\n"
     "                            SEED...' names the columns. The stopping rule applies to every column\n"
     "  --undirected              the edge list stores each undirected edge once: add the reverse arcs\n"
+    "  --directed                an .abc GRAPH's edges are arcs, one way as stored (by default each line is an\n"
+    "                            undirected edge, as mcl reads it)\n"
     "  -o FILE                   where to write the ranks (default -: stdout)\n"
     "  With --validate, a value that differs from the CPU's by more than 1e-12 + 10*t (1e-12 with --ldbc) is a\n"
     "  mismatch.\n";
 
 struct Options {
     std::string graph, output = "-", seeds;
-    bool undirected = false, tol_given = false, max_iter_given = false;
+    bool undirected = false, directed = false, tol_given = false, max_iter_given = false;
     algorithms::PageRankOptions pagerank;
 };
 
@@ -73,10 +76,7 @@ std::vector<Index> read_seeds(const std::string& path, const std::string& graph,
 }
 
 // The shortest text that reads back as the same double.
-std::string number(double x) {
-    char buf[64];
-    return std::string(buf, std::to_chars(buf, buf + sizeof buf, x).ptr);
-}
+using app::number;
 
 // Host values, row-major N x columns.
 std::vector<double> host_values(const Vector<double>& r) {
@@ -140,6 +140,8 @@ int main(int argc, char** argv) {
                 o.seeds = args.file("--seeds");
             } else if (args.is("--undirected")) {
                 o.undirected = true;
+            } else if (args.is("--directed")) {
+                o.directed = true;
             } else if (args.positional()) {
                 positional.push_back(args.next());
             } else {
@@ -149,6 +151,7 @@ int main(int argc, char** argv) {
         if (positional.empty()) throw app::UsageError("no GRAPH given (pagerank -h for usage)");
         if (positional.size() > 1) throw app::UsageError("unexpected argument " + positional[1] + " after GRAPH");
         o.graph = positional[0];
+        if (o.directed && o.undirected) throw app::UsageError("--directed and --undirected exclude each other");
         if (o.pagerank.ldbc && (o.tol_given || o.max_iter_given))
             throw app::UsageError("--tol and --max-iter do not apply to --ldbc / --iterations (no convergence test)");
         return true;
@@ -159,12 +162,10 @@ int main(int argc, char** argv) {
         const app::Log log(common);
         app::Output out(o.output);
 
-        const io::Graph<double> g = io::read_graph<double>(o.graph, io::GraphReadOptions{.undirected = o.undirected});
-        if (g.matrix.nrows() != g.matrix.ncols())
-            throw app::UsageError(o.graph + " is a " + std::to_string(g.matrix.nrows()) + "x" +
-                                  std::to_string(g.matrix.ncols()) + " matrix, not a graph (a graph's matrix is square)");
+        const io::Graph<double> g = app::read_input(o.graph, {.directed = o.directed, .undirected = o.undirected});
         const Index n = g.matrix.nrows();
         const std::vector<Index> seeds = o.seeds.empty() ? std::vector<Index>{} : read_seeds(o.seeds, o.graph, g.names, n);
+        log.accept();
         const Context ctx = start.context();
         scope.emplace(ctx);
         const Matrix<double> a = g.matrix.to(ctx);

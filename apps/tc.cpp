@@ -19,7 +19,8 @@ const char* usage =
     "usage: tc GRAPH [--per-vertex FILE] [--degree-order] [options]\n"
     "Counts the triangles of the undirected simple graph of GRAPH (direction, duplicate edges, weights and\n"
     "self-loops ignored) and prints the total, alone on the last line of stdout.\n"
-    "GRAPH: Matrix Market (.mtx), edge list (.txt, .csv, ...), mcl labels (.abc) or hybla binary; .gz accepted.\n"
+    "GRAPH: Matrix Market (.mtx), edge list (.txt, .csv, ...), mcl labels (.abc: the undirected graph mcl\n"
+    "sees) or hybla binary; .gz accepted. A graph without edges is bad input.\n"
     "  --per-vertex FILE         also write 'vertex<TAB>triangles' lines, one per vertex in vertex order, with\n"
     "                            the vertices named as GRAPH names them (- for stdout, before the total)\n"
     "  --degree-order            renumber the vertices by increasing degree first (same counts; faster on\n"
@@ -82,7 +83,8 @@ int main(int argc, char** argv) {
         std::unique_ptr<app::Output> out;
         if (!o.per_vertex.empty()) out = std::make_unique<app::Output>(o.per_vertex);
 
-        const io::Graph<double> g = io::read_graph<double>(o.graph);
+        const io::Graph<double> g = app::read_input(o.graph);
+        log.accept();
         const Context ctx = start.context();
         scope.emplace(ctx);
         const Matrix<double> a = g.matrix.to(ctx);

@@ -1,10 +1,19 @@
 #include "io/binary.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <string_view>
+#include <type_traits>
+#include <unordered_map>
 
 #include <sys/stat.h>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
 
 #include "io/text.hpp"
 
@@ -103,7 +112,97 @@ bool valid_type_tag(std::uint32_t t) {
     return t >= std::uint32_t(ValueType::boolean) && t <= std::uint32_t(ValueType::float64);
 }
 
+// What the reader refuses in the names of an n-vertex graph (their number is checked where they are read),
+// or empty. Output names vertices by these, one per line or per tab-separated field, and maps names back
+// to vertices (contract's clusters, pagerank's seeds): a name must be one token and name one vertex.
+std::string names_problem(const VertexNames& names) {
+    const auto& ids = names.ids;
+    for (std::size_t v = 0; v < ids.size(); ++v) {
+        if (ids[v] < 0) return "vertex " + std::to_string(v) + " has the negative id " + std::to_string(ids[v]);
+        if (v > 0 && ids[v] <= ids[v - 1])
+            return "vertex ids must increase, but vertex " + std::to_string(v) + " has id " + std::to_string(ids[v]) +
+                   " after " + std::to_string(ids[v - 1]);
+    }
+    std::unordered_map<std::string_view, std::size_t> seen;
+    seen.reserve(names.labels.size());
+    for (std::size_t v = 0; v < names.labels.size(); ++v) {
+        const std::string& l = names.labels[v];
+        if (l.empty()) return "the label of vertex " + std::to_string(v) + " is empty";
+        if (std::any_of(l.begin(), l.end(), is_space))
+            return "the label of vertex " + std::to_string(v) + " holds whitespace: " + quoted(l);
+        const auto [at, fresh] = seen.emplace(l, v);
+        if (!fresh)
+            return "vertices " + std::to_string(at->second) + " and " + std::to_string(v) + " have the same label " +
+                   quoted(l);
+    }
+    return {};
+}
+
+// The problem of row i (a value that is not finite, then an entry without its mirror under the undirected
+// flag), or empty.
+template <class T>
+std::string row_problem(const CsrView& a, bool undirected, Index i) {
+    const T* const v = static_cast<const T*>(a.values);
+    const auto at = [](Index r, Index c) {
+        std::string s(1, '(');
+        s.append(std::to_string(r)).append(", ").append(std::to_string(c)).push_back(')');
+        return s;
+    };
+    if constexpr (std::is_floating_point_v<T>)
+        for (Offset p = a.offsets[i]; p < a.offsets[i + 1]; ++p)
+            if (!std::isfinite(v[p]))
+                return "entry " + std::to_string(p) + " " + at(i, a.indices[p]) + " is " +
+                       (std::isnan(v[p]) ? "NaN" : v[p] > 0 ? "inf" : "-inf");
+    if (!undirected) return {};
+    for (Offset p = a.offsets[i]; p < a.offsets[i + 1]; ++p) {
+        const Index j = a.indices[p];
+        const ColIndex* const b = a.indices + a.offsets[j];
+        const ColIndex* const e = a.indices + a.offsets[j + 1];
+        const ColIndex* const m = std::lower_bound(b, e, ColIndex(i));
+        if (m == e || *m != i) return "flagged undirected but entry " + at(i, j) + " has no mirror " + at(j, i);
+        if (!(v[p] == v[m - a.indices]))
+            return "flagged undirected but the entries " + at(i, j) + " and " + at(j, i) + " differ";
+    }
+    return {};
+}
+
+// The problem of the first row that has one (rows checked in parallel: this runs on every load of a graph).
+template <class T>
+std::string value_problem_of(const CsrView& a, bool undirected) {
+    if (undirected && a.nrows != a.ncols)
+        return "flagged undirected but the matrix is " + std::to_string(a.nrows) + "x" + std::to_string(a.ncols);
+    if (!std::is_floating_point_v<T> && !undirected) return {};
+    std::atomic<Index> first(a.nrows);
+    tbb::parallel_for(tbb::blocked_range<Index>(0, a.nrows, 1024), [&](const tbb::blocked_range<Index>& r) {
+        for (Index i = r.begin(); i < r.end() && i < first.load(std::memory_order_relaxed); ++i)
+            if (!row_problem<T>(a, undirected, i).empty()) {
+                Index f = first.load();
+                while (i < f && !first.compare_exchange_weak(f, i)) {
+                }
+                return;
+            }
+    });
+    return first < a.nrows ? row_problem<T>(a, undirected, first) : std::string();
+}
+
 }  // namespace
+
+std::string value_problem(const CsrView& a, bool undirected) {
+    switch (a.type) {
+        case ValueType::boolean: return value_problem_of<bool>(a, undirected);
+        case ValueType::int8: return value_problem_of<std::int8_t>(a, undirected);
+        case ValueType::uint8: return value_problem_of<std::uint8_t>(a, undirected);
+        case ValueType::int16: return value_problem_of<std::int16_t>(a, undirected);
+        case ValueType::uint16: return value_problem_of<std::uint16_t>(a, undirected);
+        case ValueType::int32: return value_problem_of<std::int32_t>(a, undirected);
+        case ValueType::uint32: return value_problem_of<std::uint32_t>(a, undirected);
+        case ValueType::int64: return value_problem_of<std::int64_t>(a, undirected);
+        case ValueType::uint64: return value_problem_of<std::uint64_t>(a, undirected);
+        case ValueType::float32: return value_problem_of<float>(a, undirected);
+        case ValueType::float64: return value_problem_of<double>(a, undirected);
+    }
+    return {};
+}
 
 BinaryContents read_binary(const std::string& path, ValueType type, const std::function<void*(std::size_t)>& alloc_values) {
     Source src(path);
@@ -161,7 +260,12 @@ BinaryContents read_binary(const std::string& path, ValueType type, const std::f
     }
 
     if (h.names_kind == names_ids) {
-        if (h.names_bytes != 8 * h.nrows || h.nrows != h.ncols) fail("corrupt vertex names: wrong size");
+        if (h.nrows != h.ncols)
+            fail("corrupt vertex names: names for a " + std::to_string(h.nrows) + "x" + std::to_string(h.ncols) +
+                 " matrix");
+        if (h.names_bytes != 8 * h.nrows)
+            fail("corrupt vertex names: " + std::to_string(h.names_bytes) + " bytes of ids for " +
+                 std::to_string(h.nrows) + " vertices (8 bytes an id)");
         c.names.ids.resize(h.nrows);
         src.read(c.names.ids.data(), h.names_bytes);
     } else if (h.names_kind == names_labels) {
@@ -170,6 +274,8 @@ BinaryContents read_binary(const std::string& path, ValueType type, const std::f
         std::size_t p = 0;
         c.names.labels.reserve(h.nrows);
         while (p < raw.size()) {
+            if (c.names.labels.size() == h.nrows)  // before a file of empty labels fills memory
+                fail("corrupt vertex names: more labels than the " + std::to_string(h.nrows) + " vertices");
             std::uint32_t len;
             if (raw.size() - p < sizeof len) fail("corrupt vertex names: truncated label");
             std::memcpy(&len, raw.data() + p, sizeof len);
@@ -184,6 +290,7 @@ BinaryContents read_binary(const std::string& path, ValueType type, const std::f
     } else if (h.names_bytes != 0) {
         fail("corrupt header: vertex names without a kind");
     }
+    if (const std::string problem = names_problem(c.names); !problem.empty()) fail("corrupt vertex names: " + problem);
     return c;
 }
 
@@ -199,6 +306,11 @@ void write_binary(const std::string& path, const CsrView& a, const VertexNames* 
     h.ncols = a.ncols;
     h.nvals = a.offsets[a.nrows];
     h.flags = undirected ? flag_undirected : 0;
+    if (const std::string problem = value_problem(a, undirected); !problem.empty())
+        throw InvalidValue("write_binary: " + problem);
+    if (names)
+        if (const std::string problem = names_problem(*names); !problem.empty())
+            throw InvalidValue("write_binary: " + problem);
     std::string label_bytes;
     if (names && names->has_labels()) {
         if (names->labels.size() != a.nrows || a.nrows != a.ncols)

@@ -7,7 +7,14 @@
 //
 // Reading refuses, with an IoError naming the file, a wrong magic, another version, another byte order, a value
 // type other than the requested T (no conversion), a truncated file or trailing bytes, and arrays that break
-// the CSR invariants (bad offsets, unsorted or out-of-range columns).
+// the CSR invariants (bad offsets, unsorted or out-of-range columns). It trusts nothing else either, so that a
+// damaged or hand-made file cannot give wrong output without a word (positions count from 0):
+//   - a NaN or infinite value (as the text readers refuse them);
+//   - the undirected flag on a matrix that is not symmetric in structure and values: the flag is checked, not
+//     acted on (nothing is symmetrised), since it is a promise that programs rely on;
+//   - vertex names that are not one per vertex; ids that are negative or not strictly increasing (so no
+//     duplicates); labels that are empty, hold whitespace (space, tab, CR, LF, VT, FF) or repeat.
+// write_binary refuses (InvalidValue, before creating the file) what the reader would refuse.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -29,6 +36,9 @@ struct BinaryContents {
 // The values go to the buffer that alloc_values(nvals) returns (sized for nvals values of type).
 BinaryContents read_binary(const std::string& path, ValueType type, const std::function<void*(std::size_t)>& alloc_values);
 void write_binary(const std::string& path, const CsrView& a, const VertexNames* names, bool undirected);
+// What the reader refuses in valid CSR arrays (a value that is not finite, an undirected flag that the matrix
+// does not bear out), or empty.
+std::string value_problem(const CsrView& a, bool undirected);
 
 template <class T>
 Graph<T> read_binary_graph(const std::string& path) {
@@ -39,11 +49,14 @@ Graph<T> read_binary_graph(const std::string& path) {
     });
     Graph<T> g;
     try {
-        g.matrix = Matrix<T>::import_csr(c.nrows, c.ncols, std::move(c.offsets), std::move(c.indices), std::move(vals), true)
-                       .to(default_context());
+        g.matrix =
+            Matrix<T>::import_csr(c.nrows, c.ncols, std::move(c.offsets), std::move(c.indices), std::move(vals), true);
     } catch (const Error& e) {
         throw IoError(path, 0, std::string("corrupt matrix data: ") + e.what());
     }
+    if (const std::string problem = value_problem(csr_view(g.matrix), c.undirected); !problem.empty())
+        throw IoError(path, 0, "corrupt matrix data: " + problem);
+    if (!(g.matrix.context() == default_context())) g.matrix = g.matrix.to(default_context());
     g.names = std::move(c.names);
     g.undirected = c.undirected;
     return g;

@@ -21,6 +21,7 @@
 
 #include "algorithms/pagerank.hpp"
 #include "io/read_graph.hpp"
+#include "programs.hpp"
 #include "reference.hpp"
 
 using namespace hybla;
@@ -491,19 +492,10 @@ TEST_CASE("pagerank converged on the LDBC directed example matches the reference
 
 namespace {
 
-// The pagerank program next to this test's build (<build>/bin/pagerank beside <build>/tests/test_pagerank),
-// or empty when it was not built.
-fs::path app_path() {
-    std::error_code ec;
-    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-    if (ec) return {};
-    const fs::path app = self.parent_path().parent_path() / "bin" / "pagerank";
-    return fs::exists(app, ec) ? app : fs::path();
-}
+// The pagerank program next to this test's build, or empty when it was not built.
+fs::path app_path() { return hybla_test::program_path("pagerank"); }
 int run_app(const fs::path& app, const std::string& args) {
-    const std::string cmd = app.string() + " " + args + " --backend cpu --quiet 2>/dev/null";
-    const int status = std::system(cmd.c_str());
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return hybla_test::run_program(app, args + " --backend cpu --quiet").code;
 }
 
 }  // namespace
