@@ -29,6 +29,13 @@ public:
     using Error::Error;
 };
 
+// The value of an entry that is not there (GraphBLAS's GrB_NO_VALUE): get(i).value() on a missing entry, or
+// value() of an empty Scalar.
+class NoValue : public Error {
+public:
+    using Error::Error;
+};
+
 class OutOfMemory : public Error {
 public:
     OutOfMemory(const std::string& what, std::size_t bytes)

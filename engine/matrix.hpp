@@ -12,6 +12,7 @@
 #include "engine/array.hpp"
 #include "engine/config.hpp"
 #include "engine/context.hpp"
+#include "engine/entry.hpp"
 #include "engine/error.hpp"
 #include "semirings/binary_ops.hpp"
 
@@ -138,12 +139,13 @@ public:
             std::fill(rows.begin() + offsets_[i], rows.begin() + offsets_[i + 1], i);
     }
 
-    std::optional<T> get(Index i, Index j) const {
+    // The entry at (i, j), or none (its value() then throws NoValue naming (i, j)).
+    Entry<T> get(Index i, Index j) const {
         check_index(i, j);
         if (ctx_.is_cuda()) return to(Context::cpu()).get(i, j);
         auto p = find(i, j);
-        if (!p.second) return std::nullopt;
-        return values_[p.first];
+        if (!p.second) return {std::nullopt, i, j};
+        return {values_[p.first], i, j};
     }
     bool contains(Index i, Index j) const { return get(i, j).has_value(); }
 

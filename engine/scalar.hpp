@@ -63,10 +63,10 @@ public:
         }
         return value_;
     }
-    // The value; an InvalidValue when there is none.
+    // The value; a NoValue when there is none (as for a missing entry of a Matrix or Vector).
     T value() const {
         std::optional<T> v = get();
-        if (!v) throw InvalidValue("Scalar::value: the scalar holds no value");
+        if (!v) throw NoValue("Scalar::value: the scalar holds no value");
         return *v;
     }
     Index nvals() const { return get() ? 1 : 0; }

@@ -10,6 +10,7 @@
 
 #include "engine/array.hpp"
 #include "engine/config.hpp"
+#include "engine/entry.hpp"
 #include "engine/error.hpp"
 #include "engine/matrix.hpp"
 
@@ -68,6 +69,9 @@ public:
     static Vector from_tuples(Index n, std::span<const Index> idx, std::span<const T> vals, Dup dup = {},
                               const Context& ctx = default_context()) {
         detail::check_dimension(n, "vector size");
+        if (idx.size() != vals.size())
+            throw InvalidValue("build: got " + std::to_string(idx.size()) + " indices and " +
+                               std::to_string(vals.size()) + " values; the two must be equally long");
         Vector v = cpu::build_vector<T>(n, idx, vals, dup, false);
         return ctx.is_cuda() ? v.to(ctx) : v;
     }
@@ -186,13 +190,14 @@ public:
         }
     }
 
-    std::optional<T> get(Index i) const {
+    // The entry at i, or none (its value() then throws NoValue naming i).
+    Entry<T> get(Index i) const {
         check_index(i);
         if (ctx_.is_cuda()) return to(Context::cpu()).get(i);
-        if (dense_) return bitmap_[i] ? std::optional<T>(values_[i]) : std::nullopt;
+        if (dense_) return {bitmap_[i] ? std::optional<T>(values_[i]) : std::nullopt, i};
         auto it = std::lower_bound(indices_.begin(), indices_.end(), i);
-        if (it == indices_.end() || *it != i) return std::nullopt;
-        return values_[it - indices_.begin()];
+        if (it == indices_.end() || *it != i) return {std::nullopt, i};
+        return {values_[it - indices_.begin()], i};
     }
     bool contains(Index i) const { return get(i).has_value(); }
 

@@ -1,6 +1,8 @@
 // mxv / vxm (pull over a dense view, push over a sparse frontier) and reduce (rows, columns, scalar) against
 // brute-force references; push and pull agree bit for bit; dimension errors; thread-count determinism.
+#include <limits>
 #include <map>
+#include <numeric>
 #include <random>
 #include <set>
 #include <sstream>
@@ -649,6 +651,138 @@ TEST_CASE("reduce of empty objects gives the monoid's identity", "[reduce]") {
     CHECK(s == inf);
 }
 
+// ------------------------------------------------------------------------------ reductions in the result's type
+namespace {
+
+// Values of TA whose sum, and sum of squares, in TA differ from those in a wider type: random bytes for uint8
+// and int8 (negatives included), 2^24 followed by ones for float (float holds 2^24 + 1 as 2^24), and true or
+// false for bool (whose plus is or).
+template <class TA>
+std::vector<TA> wide_values(ref::Gen& g, Index n) {
+    std::vector<TA> v(n);
+    for (Index k = 0; k < n; ++k) {
+        if constexpr (std::is_same_v<TA, float>) v[k] = k == 0 ? 16777216.0f : 1.0f;
+        else if constexpr (std::is_same_v<TA, bool>) v[k] = g.uniform(0, 2) != 0;
+        else v[k] = TA(std::int64_t(g.uniform(0, 255)) + std::int64_t(std::numeric_limits<TA>::lowest()));
+    }
+    return v;
+}
+
+// One entry equal to want, or none when there was nothing to reduce.
+template <class T>
+void check_one(const Vector<T>& w, T want, bool any) {
+    REQUIRE(w.size() == 1);
+    if (any) CHECK(w.get(0) == want);
+    else CHECK(w.nvals() == 0);
+}
+
+// Every reduction and inner product of values of TA into TS computes in TS: each value is cast to TS before
+// plus (or times) sees it. The values lie in a 1 x n and an n x 1 matrix, a sparse vector (entries at even
+// positions) and the same in dense storage, and a 1 x n and an n x 1 dense matrix; sizes cross the GPU's
+// ranges, blocks and long-row chunks. Sums of integral values are exact in any order: compared with ==.
+template <class TS, class TA>
+void check_result_type(std::uint64_t seed) {
+    ref::Gen g(seed);
+    const Context& ctx = default_context();
+    for (Index n : {Index(0), Index(1), Index(7), Index(300), Index(2049), Index(20001)}) {
+        INFO("seed " << seed << ", n=" << n);
+        const std::vector<TA> vals = wide_values<TA>(g, n);
+        TS sum = 0, squares = 0;
+        for (TA x : vals) {
+            sum = plus_op{}(sum, TS(x));
+            squares = plus_op{}(squares, times_op{}(TS(x), TS(x)));
+        }
+        std::vector<Index> zeros(n, 0), seq(n), even(n);
+        std::iota(seq.begin(), seq.end(), Index(0));
+        for (Index k = 0; k < n; ++k) even[k] = 2 * k;
+        auto buf = ref::contiguous(vals);
+        const std::span<const TA> vs(buf.get(), n);
+        const Matrix<TA> row = Matrix<TA>::from_tuples(1, n, zeros, seq, vs);
+        const Matrix<TA> col = Matrix<TA>::from_tuples(n, 1, seq, zeros, vs);
+        const Vector<TA> u = Vector<TA>::from_tuples(2 * n + 1, even, vs);
+        Vector<TA> ud = u.dup();
+        ud.to_dense();
+        DenseMatrix<TA> hrow(1, n, TA{}, Context::cpu()), hcol(n, 1, TA{}, Context::cpu());
+        for (Index k = 0; k < n; ++k) hrow(0, k) = hcol(k, 0) = vals[k];
+        const DenseMatrix<TA> drow = hrow.to(ctx), dcol = hcol.to(ctx);
+
+        // To a scalar, plain and Scalar<TS>, with and without an accumulator.
+        auto to_scalars = [&](const auto& obj, const char* what) {
+            INFO(what);
+            TS s = TS(3), t = TS(3);
+            reduce(s, no_accum, plus_monoid{}, obj);
+            CHECK(s == sum);
+            reduce(t, plus_op{}, plus_monoid{}, obj);
+            CHECK(t == plus_op{}(TS(3), sum));
+            Scalar<TS> fresh, held(TS(3));
+            reduce(fresh, no_accum, plus_monoid{}, obj);
+            reduce(held, plus_op{}, plus_monoid{}, obj);
+            CHECK(fresh.value() == sum);
+            CHECK(held.value() == plus_op{}(TS(3), sum));
+        };
+        to_scalars(row, "1 x n matrix");
+        to_scalars(col, "n x 1 matrix");
+        to_scalars(u, "sparse vector");
+        to_scalars(ud, "dense vector");
+
+        // To a vector: the row of a 1 x n matrix, the column of an n x 1 one; the same of dense matrices, and
+        // the inner products of their line with itself.
+        Vector<TS> w(1);
+        reduce(w, no_mask, no_accum, plus_monoid{}, row);
+        check_one(w, sum, n > 0);
+        reduce(w, no_mask, no_accum, plus_monoid{}, col, Descriptor{.transpose_a = true});
+        check_one(w, sum, n > 0);
+        reduce(w, no_mask, no_accum, plus_monoid{}, drow);
+        check_one(w, sum, n > 0);
+        reduce(w, no_mask, no_accum, plus_monoid{}, dcol, Descriptor{.transpose_a = true});
+        check_one(w, sum, n > 0);
+        inner(w, no_mask, no_accum, plus_times{}, drow, drow);
+        check_one(w, squares, n > 0);
+        inner(w, no_mask, no_accum, plus_times{}, dcol, dcol, Descriptor{.transpose_a = true});
+        check_one(w, squares, n > 0);
+
+        // Inner products of vectors: into a Scalar<TS>, and as the value of inner(ones, u), which has the
+        // type of its first operand (TS), in every storage form.
+        const Vector<TS> ones = Vector<TS>::full(2 * n + 1, TS(1));
+        Vector<TS> ones_sparse = ones.dup();
+        ones_sparse.to_sparse();
+        for (int form = 0; form < 4; ++form) {
+            INFO("dense a/b " << (form & 1) << "/" << (form >> 1));
+            const Vector<TA>& a = form & 1 ? ud : u;
+            const Vector<TA>& b = form & 2 ? ud : u;
+            Scalar<TS> s(TS(3));
+            inner(s, plus_times{}, a, b);
+            CHECK(s.value() == squares);
+            CHECK(inner(plus_times{}, form & 1 ? ones : ones_sparse, b) == sum);
+        }
+    }
+}
+
+}  // namespace
+
+TEST_CASE("reductions and inner products compute in the result's type", "[reduce][inner][types]") {
+    // The sum of 300 ones of a Matrix<uint8_t> is 300 in a uint64; in the matrix's own type it wraps to 44.
+    std::vector<Index> r, c;
+    for (Index i = 0; i < 20; ++i)
+        for (Index j = 0; j < 15; ++j) {
+            r.push_back(i);
+            c.push_back(j);
+        }
+    const auto a = Matrix<std::uint8_t>::from_tuples(20, 15, r, c, std::vector<std::uint8_t>(300, 1));
+    std::uint64_t total = 0;
+    reduce(total, no_accum, plus_monoid{}, a);
+    CHECK(total == 300);
+    Scalar<std::uint64_t> s;
+    reduce(s, no_accum, plus_monoid{}, a);
+    CHECK(s.value() == 300);
+    CHECK(reduce(plus_monoid{}, a) == 44);
+
+    check_result_type<std::uint64_t, std::uint8_t>(91);
+    check_result_type<std::int32_t, std::int8_t>(92);  // int8_t: on the GPU, computed from a host copy
+    check_result_type<double, float>(93);
+    check_result_type<std::int32_t, bool>(94);
+}
+
 namespace {
 // ⊕ over the positions where both have an entry of u(i) ⊗ v(i), in increasing i; the identity when none.
 template <class Sr, class T>
@@ -722,7 +856,7 @@ TEST_CASE("Scalar: empty, set, cleared, copied, and results queued before they a
     Scalar<double> e;
     CHECK(e.nvals() == 0);
     CHECK(!e.get());
-    REQUIRE_THROWS_AS(e.value(), InvalidValue);
+    REQUIRE_THROWS_AS(e.value(), NoValue);
     REQUIRE_THROWS_WITH(e.value(), Contains("no value"));
     e.set(1.5);
     CHECK(e.value() == 1.5);

@@ -615,6 +615,22 @@ TEST_CASE("Vector::from_tuples combines duplicates in input order", "[objects][v
     CHECK_THROWS_AS(Vector<int>::from_tuples(6, idx, val1), InvalidValue);
 }
 
+TEST_CASE("Vector::from_tuples with more indices than values, or fewer, names both counts",
+          "[objects][vector][errors]") {
+    std::vector<Index> idx{0, 3, 4};
+    std::vector<double> two{1, 2}, four{1, 2, 3, 4};
+    CHECK_THROWS_AS(Vector<double>::from_tuples(5, idx, two), InvalidValue);
+    CHECK_THROWS_WITH(Vector<double>::from_tuples(5, idx, two),
+                      Contains("3 indices and 2 values") && !Contains("row") && !Contains("column"));
+    CHECK_THROWS_WITH(Vector<double>::from_tuples(5, idx, four),
+                      Contains("3 indices and 4 values") && !Contains("row") && !Contains("column"));
+    Vector<double> v(5);
+    v.set(1, 7.0);
+    CHECK_THROWS_WITH(v.build(std::span<const Index>(idx), std::span<const double>(two)),
+                      Contains("3 indices and 2 values"));
+    CHECK(v.get(1) == 7.0);  // a failed build leaves the vector alone
+}
+
 TEST_CASE("Vector::full, get, set, remove and the two storage forms", "[objects][vector]") {
     auto f = Vector<double>::full(6, 2.5);
     CHECK(f.size() == 6);
@@ -684,6 +700,48 @@ TEST_CASE("Vector::full, get, set, remove and the two storage forms", "[objects]
     CHECK_THROWS_AS(w.remove(4), InvalidIndex);
     CHECK_THROWS_AS(w.contains(10), InvalidIndex);
     CHECK(w.nvals() == 0);
+}
+
+TEST_CASE("get(i).value() on a missing entry throws NoValue naming the entry", "[objects][errors]") {
+    Vector<int> u(9);
+    u.set(2, 5);
+    for (bool dense : {false, true}) {
+        INFO((dense ? "dense" : "sparse") << " storage");
+        if (dense) u.to_dense();
+        CHECK(u.get(2).value() == 5);
+        CHECK_THROWS_AS(u.get(5).value(), NoValue);
+        CHECK_THROWS_WITH(u.get(5).value(), "the vector has no entry at index 5");
+    }
+    Matrix<double> a(3, 4);
+    a.set(1, 1, 2.5);
+    CHECK(a.get(1, 1).value() == 2.5);
+    CHECK_THROWS_AS(a.get(2, 3).value(), NoValue);
+    CHECK_THROWS_WITH(a.get(2, 3).value(), "the matrix has no entry at (2, 3)");
+    CHECK_THROWS_AS(a.get(2, 3).value(), Error);
+    Scalar<double> s;
+    CHECK_THROWS_AS(s.value(), NoValue);
+
+    // The optional's interface stays: tests, dereference, value_or, comparisons, conversion.
+    const auto none = a.get(2, 3), some = a.get(1, 1);
+    CHECK(!none);
+    CHECK_FALSE(none.has_value());
+    CHECK(none.value_or(-1.0) == -1.0);
+    CHECK(none == std::nullopt);
+    CHECK(some);
+    CHECK(*some == 2.5);
+    CHECK(some.value_or(-1.0) == 2.5);
+    CHECK(some == 2.5);
+    CHECK(some != 3.0);
+    const std::optional<double> empty, held(2.5);
+    CHECK(none == empty);
+    CHECK(empty == none);
+    CHECK(some == held);
+    CHECK(held == some);
+    CHECK(some != empty);
+    CHECK(none == a.get(0, 0));
+    CHECK(some != none);
+    const std::optional<int> copied = u.get(2);
+    CHECK(copied == 5);
 }
 
 TEST_CASE("Vector::resize drops entries beyond the new size and grows empty", "[objects][vector]") {
@@ -892,6 +950,7 @@ TEST_CASE("error classes derive from hybla::Error", "[objects][errors]") {
     STATIC_REQUIRE(std::is_base_of_v<Error, DimensionMismatch>);
     STATIC_REQUIRE(std::is_base_of_v<Error, InvalidIndex>);
     STATIC_REQUIRE(std::is_base_of_v<Error, InvalidValue>);
+    STATIC_REQUIRE(std::is_base_of_v<Error, NoValue>);
     STATIC_REQUIRE(std::is_base_of_v<Error, OutOfMemory>);
     STATIC_REQUIRE(std::is_base_of_v<Error, IoError>);
     STATIC_REQUIRE(std::is_base_of_v<std::runtime_error, Error>);

@@ -1,6 +1,7 @@
-// Reductions with a monoid: rows of a matrix to a vector, and a matrix or vector to a scalar. The scalar
-// reduction splits work at fixed boundaries (parallel_deterministic_reduce), so floating-point sums are
-// bit-identical across runs and thread counts.
+// Reductions with a monoid: rows of a matrix to a vector, and a matrix or vector to a scalar, each computed in
+// the result's type TW or TS (every value cast to it before the monoid combines it). The scalar reduction
+// splits work at fixed boundaries (parallel_deterministic_reduce), so floating-point sums are bit-identical
+// across runs and thread counts.
 #pragma once
 #include <utility>
 
@@ -63,12 +64,13 @@ TS reduce_values(const TA* values, const std::uint8_t* present, Index n) {
                                     [=](Index i) { return TS(values[i]); });
 }
 
-// ⊕ over the i in [0, n) present in both of u[i] ⊗ v[i] (bitmaps nullptr: all present): an inner product.
-template <class Sr, class T>
-T inner_values(const T* u, const std::uint8_t* u_present, const T* v, const std::uint8_t* v_present, Index n) {
-    return reduce_terms<typename Sr::add_monoid, T>(
+// ⊕ over the i in [0, n) present in both of u[i] ⊗ v[i] (bitmaps nullptr: all present), computed in TS: an
+// inner product.
+template <class Sr, class TS, class TU, class TV>
+TS inner_values(const TU* u, const std::uint8_t* u_present, const TV* v, const std::uint8_t* v_present, Index n) {
+    return reduce_terms<typename Sr::add_monoid, TS>(
         n, [=](Index i) { return (!u_present || u_present[i]) && (!v_present || v_present[i]); },
-        [=](Index i) { return Sr::template multiply<T>(u[i], v[i]); });
+        [=](Index i) { return Sr::template multiply<TS>(TS(u[i]), TS(v[i])); });
 }
 
 }  // namespace hybla::cpu
