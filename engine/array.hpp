@@ -122,6 +122,9 @@ public:
         auto kind = !src_ctx.is_cuda() ? cuda::CopyKind::host_to_device
                     : on_device()      ? cuda::CopyKind::device_to_device
                                        : cuda::CopyKind::device_to_host;
+        // From another stream (or device): the copy waits for the work queued there, which may still write src.
+        if (kind == cuda::CopyKind::device_to_device && !(src_ctx == ctx_))
+            cuda::stream_wait(ctx_.stream(), ctx_.device(), src_ctx.stream(), src_ctx.device());
         cuda::copy(p_ + at, src, n * sizeof(T), kind, on_device() ? ctx_.stream() : src_ctx.stream());
     }
 

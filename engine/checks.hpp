@@ -31,14 +31,22 @@ void check_vector_mask(const MaskT& mask, Index n, const std::string& op) {
                 "mask has size " + std::to_string(mask.size()) + " but the output has size " + std::to_string(n));
 }
 
-// Every operand must live in the output's context: nothing moves silently.
+// A context as the message of a mismatch names it: with its stream where the other is on the same device.
+inline std::string context_name(const Context& c, const Context& other) {
+    const bool same_device = c.is_cuda() && other.is_cuda() && c.device() == other.device();
+    return c.name() + (same_device && !c.stream() ? " default stream" : "");
+}
+
+// Every operand must live in the output's context (device and stream): nothing moves silently, and no operation
+// reads objects that another stream may still be writing.
 template <class Out, class... Objs>
 void same_context(const std::string& op, const Out& out, const Objs&... objs) {
     auto one = [&](const auto& o) {
         if constexpr (!std::is_same_v<std::decay_t<decltype(o)>, NoMask>)
             if (!(o.context() == out.context()))
-                throw InvalidValue(op + ": operands live in different contexts (the output on " + out.context().name() +
-                                   ", an input on " + o.context().name() + "); move them with to(context)");
+                throw InvalidValue(op + ": operands live in different contexts (the output on " +
+                                   context_name(out.context(), o.context()) + ", an input on " +
+                                   context_name(o.context(), out.context()) + "); move them with to(context)");
     };
     (one(objs), ...);
 }

@@ -1,7 +1,12 @@
 // Context: where objects live and operations run. A matrix or vector belongs to one context and moves only
 // when asked (to(ctx)). The default context comes from HYBLA_BACKEND (cpu, cuda or auto; auto when unset):
 // auto picks CUDA when a usable GPU is present, else the CPU.
+// A CUDA context is a device and a stream: two contexts on one device with different streams differ, so that
+// objects of both never meet in one operation (nothing would order the two streams' work); to(ctx) moves an
+// object to another stream, its copy queued after the work already queued on the source's stream. Memory pools
+// are per device and serve every stream on it.
 #pragma once
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -28,23 +33,33 @@ inline bool cuda_built() { return cuda_compiled; }
 // branch is discarded at compile time, so builds without nvcc never reference its functions.
 #define HYBLA_ON_GPU(obj) if constexpr (::hybla::cuda_compiled) if ((obj).context().is_cuda())
 
-inline bool cuda_usable() {
+// The number of CUDA devices (0 without the CUDA backend), found once.
+inline int cuda_device_count() {
 #if defined(HYBLA_HAVE_CUDA)
-    static const bool usable = cuda::device_count() > 0;
-    return usable;
+    static const int count = cuda::device_count();
+    return count;
 #else
-    return false;
+    return 0;
 #endif
 }
+inline bool cuda_usable() { return cuda_device_count() > 0; }
 
 class Context {
 public:
     Context() = default;
     static Context cpu() { return Context(Backend::cpu, 0, nullptr); }
-    // stream: a cudaStream_t, or nullptr for the default stream.
+    // stream: a cudaStream_t of that device, or nullptr for the default stream. A device that does not exist
+    // is an InvalidValue naming it and the number of devices.
     static Context cuda(int device = 0, void* stream = nullptr) {
+        if (device < 0)
+            throw InvalidValue("CUDA device " + std::to_string(device) + " does not exist: device ids start at 0");
         if (!cuda_built()) throw InvalidValue("the CUDA backend was asked for, but hybla was built without nvcc");
         if (!cuda_usable()) throw InvalidValue("the CUDA backend was asked for, but no usable CUDA GPU is present");
+        const int count = cuda_device_count();
+        if (device >= count)
+            throw InvalidValue("CUDA device " + std::to_string(device) + " does not exist: this machine has " +
+                               std::to_string(count) + " CUDA device" + (count == 1 ? "" : "s") + " (0 to " +
+                               std::to_string(count - 1) + ")");
         return Context(Backend::cuda, device, stream);
     }
     static Context automatic() { return cuda_usable() ? cuda() : cpu(); }
@@ -61,10 +76,20 @@ public:
     bool is_cpu() const { return backend_ == Backend::cpu; }
     int device() const { return device_; }
     void* stream() const { return stream_; }
-    std::string name() const { return is_cuda() ? "cuda:" + std::to_string(device_) : "cpu"; }
+    // "cpu", "cuda:0" (the default stream) or "cuda:0 stream 0x..." (another stream).
+    std::string name() const {
+        if (is_cpu()) return "cpu";
+        std::string n = "cuda:" + std::to_string(device_);
+        if (stream_) {
+            char s[40];
+            std::snprintf(s, sizeof s, " stream %p", stream_);
+            n += s;
+        }
+        return n;
+    }
     const Context& context() const { return *this; }
     bool operator==(const Context& o) const {
-        return backend_ == o.backend_ && (backend_ == Backend::cpu || device_ == o.device_);
+        return backend_ == o.backend_ && (backend_ == Backend::cpu || (device_ == o.device_ && stream_ == o.stream_));
     }
 
 private:

@@ -1,4 +1,5 @@
 // Device memory: how much of the GPU's memory pool hybla's operations held at most, and starting the GPU early.
+// The pool is the device's: contexts on different streams of one device share it (and its peak).
 #pragma once
 #include <cstddef>
 

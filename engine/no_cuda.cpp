@@ -10,6 +10,13 @@ static const char* no_cuda = "hybla was built without the CUDA backend (no nvcc 
 
 int device_count() { return 0; }
 std::string device_name(int) { return {}; }
+int compute_capability_major(int) { throw InvalidValue(no_cuda); }
+int multiprocessor_count(int) { throw InvalidValue(no_cuda); }
+void* stream_create(int) { throw InvalidValue(no_cuda); }
+void stream_destroy(void*, int) noexcept {}
+void stream_wait(void*, int, void*, int) { throw InvalidValue(no_cuda); }
+void debug_wait(const char*) {}
+std::uint64_t debug_waits() { return 0; }
 void* allocate(std::size_t, int, void*, const char*) { throw InvalidValue(no_cuda); }
 void release(void*, int, void*) noexcept {}
 void copy(void*, const void*, std::size_t, CopyKind, void*) { throw InvalidValue(no_cuda); }

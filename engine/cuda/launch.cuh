@@ -7,8 +7,6 @@
 #pragma once
 #include <cuda_runtime.h>
 
-#include <atomic>
-
 #include "engine/cuda/runtime.hpp"
 
 namespace hybla::cuda {
@@ -26,17 +24,7 @@ __device__ __forceinline__ void allow_next_kernel() {
 }
 
 // Programmatic dependent launch needs compute capability 9.0.
-inline bool dependent_launch(int device) {
-    static std::atomic<int> major[64];
-    if (device < 0 || device >= 64) return false;
-    int v = major[device].load(std::memory_order_relaxed);
-    if (v == 0) {
-        const cudaError_t e = cudaDeviceGetAttribute(&v, cudaDevAttrComputeCapabilityMajor, device);
-        if (e != cudaSuccess) fail(int(e), "cudaDeviceGetAttribute");
-        major[device].store(v, std::memory_order_relaxed);
-    }
-    return v >= 9;
-}
+inline bool dependent_launch(int device) { return compute_capability_major(device) >= 9; }
 
 // Launches kernel as a programmatic dependent of the stream's previous kernel (see wait_for_previous_kernel).
 template <class... Params, class... Args>
@@ -52,8 +40,7 @@ void launch_after_previous(void (*kernel)(Params...), unsigned blocks, unsigned 
     attr[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = attr;
     cfg.numAttrs = dependent_launch(device) ? 1 : 0;
-    const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, Params(args)...);
-    if (e != cudaSuccess) fail(int(e), what);
+    checked(int(cudaLaunchKernelEx(&cfg, kernel, Params(args)...)), what);
 }
 
 }  // namespace hybla::cuda

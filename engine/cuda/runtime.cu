@@ -1,5 +1,7 @@
 #include <cuda_runtime.h>
 
+#include <atomic>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -38,20 +40,78 @@ std::string device_name(int device) {
     return prop.name;
 }
 
-// Once per device: its default memory pool keeps the memory it has been given (release threshold: no
-// limit) instead of handing freed memory back to the driver at every synchronisation, which made the next
-// allocation map it again (an iteration of PageRank or of mcl allocates and frees its temporaries each time).
-// available_device_bytes counts the pool's idle memory as available.
+// What is found or set up once per device, in a table as long as the device count (fixed for the process).
+struct DeviceState {
+    std::once_flag pool_setup;
+    std::atomic<int> major{0}, sms{0};
+};
+static DeviceState& device_state(int device) {
+    static const int count = device_count();
+    static const std::unique_ptr<DeviceState[]> table(new DeviceState[count > 0 ? count : 1]);
+    if (device < 0 || device >= count)
+        throw InvalidValue("CUDA device " + std::to_string(device) + " does not exist: this machine has " +
+                           std::to_string(count) + " CUDA device" + (count == 1 ? "" : "s"));
+    return table[device];
+}
+static int device_attribute(std::atomic<int>& slot, cudaDeviceAttr attr, int device) {
+    int v = slot.load(std::memory_order_relaxed);
+    if (v == 0) {
+        check(cudaDeviceGetAttribute(&v, attr, device), "cudaDeviceGetAttribute");
+        v = v > 0 ? v : 1;
+        slot.store(v, std::memory_order_relaxed);
+    }
+    return v;
+}
+int compute_capability_major(int device) {
+    return device_attribute(device_state(device).major, cudaDevAttrComputeCapabilityMajor, device);
+}
+int multiprocessor_count(int device) {
+    return device_attribute(device_state(device).sms, cudaDevAttrMultiProcessorCount, device);
+}
+
+// Once per device (its pool serves every stream on it): the default memory pool keeps the memory it has been
+// given (release threshold: no limit) instead of handing freed memory back to the driver at every
+// synchronisation, which made the next allocation map it again (an iteration of PageRank or of mcl allocates
+// and frees its temporaries each time). available_device_bytes counts the pool's idle memory as available.
 static void setup_device(int device) {
-    static std::once_flag flags[64];
-    auto setup = [device] {
+    std::call_once(device_state(device).pool_setup, [device] {
         cudaMemPool_t pool;
         check(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool");
         std::uint64_t keep = ~std::uint64_t(0);
         check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep), "cudaMemPoolSetAttribute");
-    };
-    if (device >= 0 && device < 64) std::call_once(flags[device], setup);
+    });
 }
+
+void* stream_create(int device) {
+    check(cudaSetDevice(device), "cudaSetDevice");
+    cudaStream_t s = nullptr;
+    check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    return s;
+}
+void stream_destroy(void* stream, int device) noexcept {
+    if (!stream) return;
+    cudaSetDevice(device);
+    cudaStreamDestroy(as_stream(stream));
+}
+void stream_wait(void* stream, int device, void* after, int after_device) {
+    check(cudaSetDevice(after_device), "cudaSetDevice");
+    cudaEvent_t ev = nullptr;
+    check(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), "cudaEventCreateWithFlags (stream order)");
+    cudaError_t e = cudaEventRecord(ev, as_stream(after));
+    if (e == cudaSuccess) e = cudaSetDevice(device);
+    if (e == cudaSuccess) e = cudaStreamWaitEvent(as_stream(stream), ev, 0);
+    cudaEventDestroy(ev);  // released once the wait is done
+    check(e, "ordering a copy after another stream's work");
+}
+
+static std::atomic<std::uint64_t> debug_wait_count{0};
+void debug_wait(const char* what) {
+    if (!debug_sync()) return;
+    debug_wait_count.fetch_add(1, std::memory_order_relaxed);
+    const cudaError_t e = cudaDeviceSynchronize();
+    if (e != cudaSuccess) fail(int(e), (std::string(what) + " (found by HYBLA_DEBUG_SYNC's synchronisation after it)").c_str());
+}
+std::uint64_t debug_waits() { return debug_wait_count.load(std::memory_order_relaxed); }
 
 void warm_up(int device) {
     check(cudaSetDevice(device), "cudaSetDevice");
@@ -143,7 +203,7 @@ void fill(void* p, std::size_t count, const void* value, std::size_t elem_bytes,
         case 8: fill_kernel<<<blocks, 256, 0, s>>>(static_cast<std::uint64_t*>(p), count, *static_cast<const std::uint64_t*>(value)); break;
         default: throw InvalidValue("cuda::fill: element size " + std::to_string(elem_bytes) + " is not 1, 2, 4 or 8");
     }
-    check(cudaGetLastError(), "fill kernel launch");
+    checked(int(cudaGetLastError()), "fill kernel");
 }
 
 HostCell host_cell_create(std::size_t bytes, int device) {

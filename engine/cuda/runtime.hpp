@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 namespace hybla::cuda {
@@ -28,6 +29,17 @@ HYBLA_CUDA_VALUE_TYPES(HYBLA_CUDA_IS_VALUE_TYPE)
 
 int device_count();
 std::string device_name(int device);
+// Attributes of a device, found once per device (a device id out of range is an InvalidValue).
+int compute_capability_major(int device);
+int multiprocessor_count(int device);
+
+// A stream of its own on the device (non-blocking: not ordered with the default stream), for
+// Context::cuda(device, stream); and its end (once the objects on it are gone).
+void* stream_create(int device);
+void stream_destroy(void* stream, int device) noexcept;
+// Queues on `stream` (of `device`) a wait for the work queued so far on `after` (of `after_device`): a copy
+// from an object on another stream is then ordered after that object's last write.
+void stream_wait(void* stream, int device, void* after, int after_device);
 
 // Stream-ordered allocation from the device's memory pool.
 void* allocate(std::size_t bytes, int device, void* stream, const char* what);
@@ -55,5 +67,26 @@ void host_cell_wait(const HostCell& cell);          // returns once that write h
 
 // Throws the hybla exception for a CUDA error code (OutOfMemory for cudaErrorMemoryAllocation).
 [[noreturn]] void fail(int code, const char* what, std::size_t bytes = 0);
+
+// HYBLA_DEBUG_SYNC=1 (read at the first use): every kernel launch and CUB call is followed by a synchronisation
+// of the device, so that a fault of the kernel (an illegal address, say), which would otherwise surface at the
+// next synchronising call as an error of that call, is reported naming the kernel or call. Slow; for debugging.
+inline bool debug_sync() {
+    static const bool on = [] {
+        const char* e = std::getenv("HYBLA_DEBUG_SYNC");
+        return e && *e && *e != '0';
+    }();
+    return on;
+}
+// With HYBLA_DEBUG_SYNC: waits for the device and throws for a fault of the work queued so far, naming `what`.
+void debug_wait(const char* what);
+// How many times debug_wait has waited (the tests check that HYBLA_DEBUG_SYNC takes effect).
+std::uint64_t debug_waits();
+// The result `code` of a kernel launch (cudaGetLastError() after it), a CUB call or another CUDA call: a failure
+// throws; with HYBLA_DEBUG_SYNC the work it queued is waited for.
+inline void checked(int code, const char* what, std::size_t bytes = 0) {
+    if (code != 0) fail(code, what, bytes);
+    if (debug_sync()) debug_wait(what);
+}
 
 }  // namespace hybla::cuda

@@ -25,9 +25,7 @@ using Key = std::uint64_t;
 using Slot = std::uint32_t;
 
 inline cudaStream_t stream_of(const Context& ctx) { return static_cast<cudaStream_t>(ctx.stream()); }
-inline void check(cudaError_t e, const char* what, std::size_t bytes = 0) {
-    if (e != cudaSuccess) fail(int(e), what, bytes);
-}
+inline void check(cudaError_t e, const char* what, std::size_t bytes = 0) { checked(int(e), what, bytes); }
 inline void check_launch(const char* what) { check(cudaGetLastError(), what); }
 
 inline constexpr unsigned block_size = 256;

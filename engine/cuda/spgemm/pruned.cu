@@ -9,10 +9,13 @@
 // below the cutoff found by counting, see level_kernel) are sorted (CUB segmented sort, descending), which on
 // dense rows is a few percent of the row; a warp per row reads the rule's threshold t off that sorted prefix
 // (every rule of engine/prune_rule.hpp is "keep the entries >= t"), and a second warp per row compacts the kept
-// entries in column order and rescales them by their sum.
+// entries in column order and rescales them by their sum. The sort takes whole rows in calls of fewer than 2^31
+// candidates and rows (engine/cuda/batching.hpp; HYBLA_PRUNE_SORT caps both lower, for the tests); a single row
+// of 2^31 candidates or more is refused with its number.
 // Differences from the CPU backend (documented in engine/prune_rule.hpp): products are formed in double
 // always, and sums are taken in a different order, so a value may differ in its last bit.
 #include <cub/device/device_segmented_sort.cuh>
+#include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
 #include <bit>
@@ -25,6 +28,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "engine/cuda/batching.hpp"
 #include "engine/cuda/spgemm/dense_rows.cuh"
 #include "engine/cuda/structure/keys.cuh"
 #include "engine/matrix.hpp"
@@ -335,8 +339,7 @@ std::uint64_t prune_batch_budget() {
 
 // Rows per batch on the dense-row path: staging and the expanded batch (4 + sizeof(T) B per row x column
 // each) plus the candidates and their sorted copy (at most 2 sizeof(T) B per row x column) in a quarter of the
-// free memory, and at most 2^31 - 1 slots (the segmented sort counts in int). HYBLA_PRUNE_BATCH (products)
-// bounds it too, so tests get many batches.
+// free memory, and at most 2^31 - 1 slots. HYBLA_PRUNE_BATCH (products) bounds it too, so tests get many batches.
 template <class T>
 std::uint64_t dense_batch_rows(Index ncols, std::uint64_t products_budget) {
     const std::uint64_t per_row = std::max<std::uint64_t>(1, std::uint64_t(ncols) * (2 * (4 + sizeof(T)) + 2 * sizeof(T)));
@@ -353,6 +356,41 @@ int prune_dense_mode() {
     if (e && std::string_view(e) == "0") return 0;
     if (e && std::string_view(e) == "1") return 1;
     return -1;
+}
+
+// An offset less `base`: the offsets of a range of rows as the sort of that range alone sees them.
+struct Rebase {
+    Offset base;
+    __host__ __device__ Offset operator()(Offset o) const { return o - base; }
+};
+
+// Sorts each row's candidates cand[off[i] .. off[i + 1]) descending into sorted (the same positions), rows
+// [0, rows) with ncand candidates in all, in calls of whole rows within the segmented sort's counts.
+template <class T>
+void sort_candidates(const T* cand, T* sorted, const Offset* off, Index rows, Offset ncand, Index row0,
+                     const Context& ctx) {
+    const std::uint64_t cap = env_count("HYBLA_PRUNE_SORT");
+    const std::uint64_t max_items = cap ? std::min(cap, max_sort_items) : max_sort_items;
+    const std::uint64_t max_rows = cap ? std::min(cap, max_sort_rows) : max_sort_rows;
+    auto sort = [&](Index b, Index e, Offset base, Offset items) {
+        if (items == 0) return;
+        const auto begin = thrust::make_transform_iterator(off + b, Rebase{base});
+        std::size_t tmp_bytes = 0;
+        check(cub::DeviceSegmentedSort::SortKeysDescending(nullptr, tmp_bytes, cand + base, sorted + base,
+                                                           std::int64_t(items), std::int64_t(e - b), begin, begin + 1,
+                                                           stream_of(ctx)),
+              "mxm_pruned (segmented sort)");
+        Array<std::uint8_t> tmp(tmp_bytes, ctx);
+        check(cub::DeviceSegmentedSort::SortKeysDescending(tmp.data(), tmp_bytes, cand + base, sorted + base,
+                                                           std::int64_t(items), std::int64_t(e - b), begin, begin + 1,
+                                                           stream_of(ctx)),
+              "mxm_pruned (segmented sort)");
+    };
+    if (ncand <= max_items && rows <= max_rows) return sort(0, rows, 0, ncand);
+    Array<Offset> host(rows + 1);
+    host.copy_from(off, ctx, rows + 1);
+    for (const RowRange& r : row_batches(host.span(), max_items, max_rows, "mxm_pruned (sorting candidates)", row0))
+        sort(r.begin, r.end, host[r.begin], host[r.end] - host[r.begin]);
 }
 
 // Rows [r0, r1) of A as a matrix of their own (a copy of that slice of the arrays).
@@ -473,18 +511,7 @@ Matrix<T> mxm_pruned(const Matrix<T>& a, const Matrix<T>& b, const PruneRule& ru
                                                                             cand.data());
         check_launch("mxm_pruned (candidates)");
         lap(round_s);
-        if (ncand > 0) {
-            if (ncand >= (Offset(1) << 31)) fail(int(cudaErrorMemoryAllocation), "mxm_pruned (over 2^31 candidates in a batch)", ncand);
-            const Offset* co = cand_off.data();
-            std::size_t tmp_bytes = 0;
-            check(cub::DeviceSegmentedSort::SortKeysDescending(nullptr, tmp_bytes, cand.data(), sorted.data(), int(ncand),
-                                                               int(rows), co, co + 1, s),
-                  "mxm_pruned (segmented sort)");
-            Array<std::uint8_t> tmp(tmp_bytes, ctx);
-            check(cub::DeviceSegmentedSort::SortKeysDescending(tmp.data(), tmp_bytes, cand.data(), sorted.data(),
-                                                               int(ncand), int(rows), co, co + 1, s),
-                  "mxm_pruned (segmented sort)");
-        }
+        if (ncand > 0) sort_candidates<T>(cand.data(), sorted.data(), cand_off.data(), rows, ncand, r0, ctx);
         lap(sort_s);
         Array<double> thr(rows, ctx), kept_mass(rows, ctx), chaos(rows, ctx), raw_mass(rows, ctx);
         Array<Offset> kept(rows + 1, ctx);

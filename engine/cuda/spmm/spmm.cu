@@ -3,8 +3,11 @@
 // lane holding up to C columns (or 16-byte vectors) of a panel of the dense operand, the row's entries read by
 // the group coalesced and passed round by shuffle; rows longer than 32 entries split into pieces of 32 (a plan
 // cached on the matrix), combined in order. plus_times on float and double has the operators inlined; other
-// semirings go through run-time codes. SDDMM: one warp per sampled entry, lanes across the inner dimension, a
-// shuffle reduction. The papers' kernels (HC-SpMM / DTC-SpMM, HP-SDDMM) replace these behind the same
+// semirings go through run-time codes. The pieces' partial results (a row of the output's width each) are taken
+// in batches of at most 1 GiB (HYBLA_SPMM_PARTIAL bytes when set: the tests force small batches), a row whose
+// pieces fall into two batches carried from one to the next; the limit is fixed, not taken from the free memory,
+// so that the order of the sums, and so the result, does not depend on it. SDDMM: one warp per sampled entry,
+// lanes across the inner dimension, a shuffle reduction. The papers' kernels (HC-SpMM / DTC-SpMM, HP-SDDMM) replace these behind the same
 // functions. Notes and measurements: README.md beside this file.
 #include <cub/cub.cuh>
 #include <thrust/iterator/counting_iterator.h>
@@ -12,10 +15,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <type_traits>
 
 #include "engine/cuda/backend.hpp"
+#include "engine/cuda/batching.hpp"
 #include "engine/cuda/opcodes.hpp"
 #include "engine/cuda/runtime.hpp"
 #include "engine/cuda/warp.cuh"
@@ -31,9 +36,7 @@ using namespace warp_ops;
 constexpr int warp = 32;
 constexpr unsigned block_threads = 256;
 
-inline void check(cudaError_t e, const char* what) {
-    if (e != cudaSuccess) fail(int(e), what);
-}
+inline void check(cudaError_t e, const char* what) { checked(int(e), what); }
 inline void check_launch(const char* what) { check(cudaGetLastError(), what); }
 inline unsigned blocks_for(std::uint64_t threads, unsigned block) {
     std::uint64_t b = (threads + block - 1) / block;
@@ -243,9 +246,9 @@ __global__ void __launch_bounds__(block_threads) spmm_kernel(std::uint64_t m, st
     }
 }
 
-// A group per piece q of a split row: its terms folded into partial[q * w ...].
+// A group per piece q in [q0, q1) of the split rows: its terms folded into partial[(q - q0) * w ...].
 template <class T, class Sr, int G, int C, int V>
-__global__ void __launch_bounds__(block_threads) spmm_piece_kernel(std::uint64_t npieces, std::uint64_t w,
+__global__ void __launch_bounds__(block_threads) spmm_piece_kernel(std::uint64_t q0, std::uint64_t q1, std::uint64_t w,
                                                                    const std::uint32_t* of, const Offset* first,
                                                                    const std::uint64_t* rows, const Offset* off,
                                                                    const ColIndex* ci, const T* av, const T* b,
@@ -253,12 +256,12 @@ __global__ void __launch_bounds__(block_threads) spmm_piece_kernel(std::uint64_t
     using P = Panel<T, Sr, G, C, V>;
     const Group<G> grp;
     const std::uint64_t groups = (std::uint64_t(gridDim.x) * blockDim.x) / G;
-    for (std::uint64_t q = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / G; q < npieces; q += groups) {
+    for (std::uint64_t q = q0 + (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / G; q < q1; q += groups) {
         const std::uint32_t t = of[q];
         const std::uint64_t i = rows[t];
         const Offset p0 = off[i] + (q - first[t]) * piece, end = off[i + 1];
         const Offset p1 = p0 + piece < end ? p0 + piece : end;
-        T* dst = partial + q * w;
+        T* dst = partial + (q - q0) * w;
         for (std::uint64_t x0 = 0; x0 < w; x0 += P::width) {
             P panel(x0, grp.g);
             panel.fold(grp, p0, p1, w, ci, av, b, sr);
@@ -267,18 +270,26 @@ __global__ void __launch_bounds__(block_threads) spmm_piece_kernel(std::uint64_t
     }
 }
 
-// A block per split row: warp y folds the y-th of eight consecutive runs of the row's pieces, in order, then
-// warp 0 folds the eight results in order (runs may be empty when the row has fewer than eight pieces).
+// A block per split row with pieces in the batch [q0, q1): warp y folds the y-th of eight consecutive runs of the
+// row's pieces in the batch, in order, then warp 0 folds the eight results in order (runs may be empty when the
+// row has fewer than eight pieces there). A row whose pieces began in an earlier batch starts from carry_in; one
+// whose pieces go on in the next batch leaves its sum in carry_out (two buffers of w values, swapped per batch:
+// the batch's first row may read one while its last row writes the other).
 constexpr int combine_warps = block_threads / warp;
 template <class T, class Sr>
-__global__ void __launch_bounds__(block_threads) spmm_combine_kernel(std::uint64_t nsplit, std::uint64_t w,
+__global__ void __launch_bounds__(block_threads) spmm_combine_kernel(std::uint64_t q0, std::uint64_t q1, std::uint64_t w,
+                                                                     const std::uint32_t* of,
                                                                      const std::uint64_t* rows, const Offset* first,
-                                                                     const T* partial, Out<T> out, Sr sr) {
+                                                                     const T* partial, const T* carry_in, T* carry_out,
+                                                                     Out<T> out, Sr sr) {
     __shared__ T part[combine_warps][warp];
     const unsigned y = threadIdx.x / warp, lane = threadIdx.x % warp;
-    for (std::uint64_t t = blockIdx.x; t < nsplit; t += gridDim.x) {
-        const Offset q0 = first[t], np = first[t + 1] - q0;
-        auto run_begin = [&](unsigned r) { return q0 + np * r / combine_warps; };
+    const std::uint64_t t1 = std::uint64_t(of[q1 - 1]) + 1;
+    for (std::uint64_t t = of[q0] + std::uint64_t(blockIdx.x); t < t1; t += gridDim.x) {
+        const Offset f0 = first[t], f1 = first[t + 1];
+        const Offset b0 = f0 > q0 ? f0 : q0, np = (f1 < q1 ? f1 : q1) - b0;
+        const bool from_carry = f0 < q0, to_carry = f1 > q1;
+        auto run_begin = [&](unsigned r) { return b0 - q0 + np * r / combine_warps; };
         const Offset a = run_begin(y), e = run_begin(y + 1);
         for (std::uint64_t x0 = 0; x0 < w; x0 += warp) {
             const std::uint64_t x = x0 + lane;
@@ -290,17 +301,32 @@ __global__ void __launch_bounds__(block_threads) spmm_combine_kernel(std::uint64
             __syncthreads();
             if (y == 0 && x < w) {
                 T acc{};
-                bool has = false;  // some run has pieces: a split row has at least two
+                bool has = false;  // some run has pieces: the row has at least one in the batch
+                if (from_carry) {
+                    acc = carry_in[x];
+                    has = true;
+                }
                 for (unsigned r = 0; r < combine_warps; ++r)
                     if (run_begin(r) < run_begin(r + 1)) {
                         acc = has ? sr.add(acc, part[r][lane]) : part[r][lane];
                         has = true;
                     }
-                out.put(rows[t] * w + x, acc);
+                if (to_carry) carry_out[x] = acc;
+                else out.put(rows[t] * w + x, acc);
             }
             __syncthreads();
         }
     }
+}
+
+// The bytes of partial results per SpMM batch: HYBLA_SPMM_PARTIAL when set to a positive number, else 1 GiB.
+std::uint64_t partial_limit() {
+    if (const char* e = std::getenv("HYBLA_SPMM_PARTIAL"); e && *e) {
+        char* end = nullptr;
+        const unsigned long long v = std::strtoull(e, &end, 10);
+        if (*end == 0 && v > 0) return v;
+    }
+    return std::uint64_t(1) << 30;
 }
 
 template <class T, class Sr, int G, int C, int V = 1>
@@ -315,13 +341,22 @@ void spmm_launch(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, Sr sr,
     spmm_kernel<T, Sr, G, C, V><<<blocks_for(m * G, block_threads), block_threads, 0, s>>>(m, w, off, ci, av, bv, out, sr);
     check_launch("SpMM kernel");
     if (plan->nsplit > 0) {
-        Array<T> partial(plan->npieces * w, ctx);
-        spmm_piece_kernel<T, Sr, G, C, V><<<blocks_for(plan->npieces * G, block_threads), block_threads, 0, s>>>(
-            plan->npieces, w, plan->of.data(), plan->first.data(), plan->rows.data(), off, ci, av, bv, partial.data(), sr);
-        check_launch("SpMM piece kernel");
-        spmm_combine_kernel<T, Sr><<<unsigned(std::min<std::uint64_t>(plan->nsplit, 1u << 20)), block_threads, 0, s>>>(
-            plan->nsplit, w, plan->rows.data(), plan->first.data(), partial.data(), out, sr);
-        check_launch("SpMM combine kernel");
+        const std::uint64_t np = plan->npieces, per = std::min(np, pieces_per_batch(w, sizeof(T), partial_limit()));
+        Array<T> partial(per * w, ctx);
+        Array<T> carry(per < np ? 2 * w : 0, ctx);
+        for (std::uint64_t q0 = 0, k = 0; q0 < np; q0 += per, ++k) {
+            const std::uint64_t q1 = q0 + std::min(per, np - q0);
+            T* carry_in = per < np ? carry.data() + (k % 2) * w : nullptr;
+            T* carry_out = per < np ? carry.data() + (k + 1) % 2 * w : nullptr;
+            spmm_piece_kernel<T, Sr, G, C, V><<<blocks_for((q1 - q0) * G, block_threads), block_threads, 0, s>>>(
+                q0, q1, w, plan->of.data(), plan->first.data(), plan->rows.data(), off, ci, av, bv, partial.data(), sr);
+            check_launch("SpMM piece kernel");
+            const std::uint64_t blocks = std::min<std::uint64_t>(std::min(plan->nsplit, q1 - q0), 1u << 20);
+            spmm_combine_kernel<T, Sr><<<unsigned(blocks), block_threads, 0, s>>>(
+                q0, q1, w, plan->of.data(), plan->rows.data(), plan->first.data(), partial.data(), carry_in, carry_out,
+                out, sr);
+            check_launch("SpMM combine kernel");
+        }
     }
 }
 

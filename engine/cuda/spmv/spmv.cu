@@ -63,9 +63,7 @@ constexpr int kPrepareBlock = 256;
 constexpr int kFixupBlock = 256;
 constexpr std::uint64_t kMaxPrepareBlocks = 2048;
 
-inline void check(cudaError_t e, const char* what) {
-    if (e != cudaSuccess) fail(int(e), what);
-}
+inline void check(cudaError_t e, const char* what) { checked(int(e), what); }
 
 // Declarations, not a directive: the Carry overloads of shfl_up/shfl_down below join these.
 using warp_ops::load_ro;
@@ -508,17 +506,7 @@ __global__ void __launch_bounds__(kFixupBlock)
     }
 }
 
-inline int sm_count(int device) {
-    static std::atomic<int> sms[64];
-    if (device < 0 || device >= 64) throw InvalidValue("spmv: device id out of range");
-    int s = sms[device].load(std::memory_order_relaxed);
-    if (s == 0) {
-        check(cudaDeviceGetAttribute(&s, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
-        s = std::max(s, 1);
-        sms[device].store(s, std::memory_order_relaxed);
-    }
-    return s;
-}
+inline int sm_count(int device) { return multiprocessor_count(device); }
 
 // Mapped host memory, per host thread, where the kernel leaves its counts: slot s is (epoch, count), the
 // count valid once the epoch is this call's. Kept for the thread's life on purpose (32 KB).

@@ -31,10 +31,8 @@ inline constexpr Offset none = ~Offset(0);
 
 inline cudaStream_t stream_of(const Context& ctx) { return static_cast<cudaStream_t>(ctx.stream()); }
 
-// Throws the hybla exception for a failed CUDA call.
-inline void check(cudaError_t e, const char* what) {
-    if (e != cudaSuccess) fail(int(e), what);
-}
+// Throws the hybla exception for a failed CUDA call (with HYBLA_DEBUG_SYNC, also for a fault of its work).
+inline void check(cudaError_t e, const char* what) { checked(int(e), what); }
 // After a kernel launch: a bad configuration or a sticky error becomes an exception.
 inline void check_launch(const char* what) { check(cudaGetLastError(), what); }
 
