@@ -61,6 +61,12 @@ struct ChunkBytes {
 // Chunk sizes to parse with: the default, and sizes so small that chunks cut through almost every line.
 const std::vector<std::size_t> chunk_sizes = {0, 1, 3, 16, 100};
 
+// Reads text in windows of at most b bytes (0: the default) for the lifetime of the guard.
+struct WindowBytes {
+    explicit WindowBytes(std::size_t b) { io::detail::set_text_window_bytes(b); }
+    ~WindowBytes() { io::detail::set_text_window_bytes(0); }
+};
+
 void write_text(const std::string& path, const std::string& text) {
     std::ofstream f(path, std::ios::binary);
     f << text;
@@ -123,8 +129,8 @@ Matrix<T> random_matrix(Index nrows, Index ncols, std::size_t n, std::uint64_t s
     if constexpr (std::is_same_v<T, bool>) specials = {true, false};
     else if constexpr (std::is_floating_point_v<T>)
         specials = {T(0.1), T(1) / T(3), T(-0.0), T(0), std::numeric_limits<T>::denorm_min(), std::numeric_limits<T>::min(),
-                    std::numeric_limits<T>::max(), std::numeric_limits<T>::lowest(), std::numeric_limits<T>::infinity(),
-                    -std::numeric_limits<T>::infinity(), T(123456789.123456789), T(-2.5e-7)};
+                    std::numeric_limits<T>::max(), std::numeric_limits<T>::lowest(), T(123456789.123456789),
+                    T(-2.5e-7)};
     else specials = {std::numeric_limits<T>::min(), std::numeric_limits<T>::max(), T(0), T(1), T(42)};
     std::vector<Index> rows, cols;
     Array<T> vals(n);
@@ -141,6 +147,10 @@ Matrix<T> random_matrix(Index nrows, Index ncols, std::size_t n, std::uint64_t s
     return Matrix<T>::from_tuples(nrows, ncols, std::span<const Index>(rows), std::span<const Index>(cols),
                                   std::span<const T>(vals.data(), n));
 }
+
+// Every spelling of NaN and infinity that std::from_chars accepts; the readers refuse them all.
+const std::vector<std::string> non_finite = {"nan", "NaN", "-nan", "+nan", "nan(0x1)", "inf",
+                                             "-inf", "+inf", "INF", "infinity", "-Infinity"};
 
 // Reads a file by its extension as a T, the way the corpus table says.
 template <class T>
@@ -224,7 +234,7 @@ const std::vector<Malformed> malformed_corpus = {
     {"mm_as_uint8_negative.mtx", "uint8", 3, "value '-1' does not fit uint8_t"},
     {"mm_as_uint8_skew.mtx", "uint8", 3, "negated value '3' does not fit uint8_t"},
     {"mm_as_float_out_of_range.mtx", "float", 3, "value '1e39' does not fit float"},
-    {"mm_as_int64_nan.mtx", "int64", 3, "value 'nan' does not fit int64_t"},
+    {"mm_as_int64_nan.mtx", "int64", 3, "value 'nan' is not a finite number"},
     {"el_one_field.txt", "double", 2, "expected 2 fields, found 1"},
     {"el_four_fields.txt", "double", 2, "expected 2 or 3 fields, found 4"},
     {"el_field_count_change.txt", "double", 3, "expected 3 fields, found 2"},
@@ -249,6 +259,18 @@ const std::vector<Malformed> malformed_corpus = {
 };
 
 
+// read must throw an IoError with this line and reason.
+template <class F>
+void require_io_error(F&& read, std::size_t line, const std::string& reason) {
+    try {
+        read();
+        FAIL("no IoError");
+    } catch (const IoError& e) {
+        CHECK(e.line() == line);
+        CHECK(e.reason() == reason);
+    }
+}
+
 // The first column of a per-vertex truth file ("id<TAB>value"), gzip or not.
 std::vector<std::string> first_column(const fs::path& file) {
     Array<char> text = io::detail::read_file(file.string());
@@ -271,9 +293,12 @@ std::vector<std::string> first_column(const fs::path& file) {
 TEST_CASE("malformed corpus: every file fails with its exact line and reason", "[io][malformed]") {
     const Malformed m = GENERATE(from_range(malformed_corpus));
     const std::size_t chunk = GENERATE(from_range(chunk_sizes));
+    // 56: the longest line of the corpus with its '\n', so windows end after almost every line.
+    const std::size_t window = GENERATE(std::size_t(0), std::size_t(56));
     ChunkBytes guard(chunk);
+    WindowBytes window_guard(window);
     const std::string path = (malformed_dir / m.file).string();
-    INFO(m.file << " read as " << m.type << ", chunk bytes " << chunk);
+    INFO(m.file << " read as " << m.type << ", chunk bytes " << chunk << ", window bytes " << window);
     REQUIRE(fs::exists(path));
     try {
         read_as(path, m.type);
@@ -504,6 +529,74 @@ TEST_CASE("Matrix Market parsing is the same for every chunking of a larger file
     }
 }
 
+TEST_CASE("Matrix Market refuses NaN and infinite values with their line", "[io][mtx]") {
+    TempDir tmp;
+    const std::string path = tmp.file("v.mtx");
+    for (const std::string& v : non_finite) {
+        INFO(v);
+        const std::string reason = "value '" + v + "' is not a finite number";
+        write_text(path, "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 -2\n2 2 " + v + "\n");
+        require_io_error([&] { read_matrix_market<double>(path); }, 4, reason);
+        require_io_error([&] { read_matrix_market<float>(path); }, 4, reason);
+        require_io_error([&] { read_matrix_market<std::int32_t>(path); }, 4, reason);
+        require_io_error([&] { read_matrix_market<bool>(path); }, 4, reason);
+        write_text(path, "%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n2 1 " + v + "\n");
+        require_io_error([&] { read_matrix_market<double>(path); }, 3, reason);
+        write_text(path, "%%MatrixMarket matrix array real general\n2 1\n0\n" + v + "\n");
+        require_io_error([&] { read_matrix_market<double>(path); }, 4, reason);
+        require_io_error([&] { read_matrix_market<std::int64_t>(path); }, 4, reason);
+    }
+    // A finite number beyond the type's range does not fit it; the largest finite ones are read.
+    write_text(path, "%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 1e400\n");
+    require_io_error([&] { read_matrix_market<double>(path); }, 3, "value '1e400' does not fit double");
+    write_text(path, "%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 1e40\n");
+    require_io_error([&] { read_matrix_market<float>(path); }, 3, "value '1e40' does not fit float");
+    write_text(path, "%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 -1.7976931348623157e308\n");
+    CHECK(*read_matrix_market<double>(path).get(0, 0) == std::numeric_limits<double>::lowest());
+    write_text(path, "%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 3.4028234e38\n");
+    CHECK(*read_matrix_market<float>(path).get(0, 0) == std::numeric_limits<float>::max());
+}
+
+TEST_CASE("Matrix Market: an index beyond int64 does not fit int64_t, as in edge lists", "[io][mtx]") {
+    TempDir tmp;
+    const std::string path = tmp.file("i.mtx");
+    write_text(path, "%%MatrixMarket matrix coordinate real general\n3 3 1\n99999999999999999999 1 1\n");
+    require_io_error([&] { read_matrix_market<double>(path); }, 3,
+                     "row index '99999999999999999999' does not fit int64_t");
+    write_text(path, "%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 1\n2 -9223372036854775809\n");
+    require_io_error([&] { read_matrix_market<double>(path); }, 4,
+                     "column index '-9223372036854775809' does not fit int64_t");
+    // In range for int64 but not for the matrix, and not a number at all: as before.
+    write_text(path, "%%MatrixMarket matrix coordinate real general\n3 3 1\n9223372036854775807 1 1\n");
+    require_io_error([&] { read_matrix_market<double>(path); }, 3,
+                     "row index 9223372036854775807 is out of range 1..3");
+    write_text(path, "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1e3 1\n");
+    require_io_error([&] { read_matrix_market<double>(path); }, 3, "column index '1e3' is not an integer");
+}
+
+TEST_CASE("Matrix Market writing refuses NaN and infinite values before creating the file", "[io][mtx]") {
+    TempDir tmp;
+    const std::string path = tmp.file("w.mtx");
+    std::vector<Index> r = {0, 1}, c = {1, 0};
+    std::vector<double> v = {1.5, std::numeric_limits<double>::infinity()};
+    const Matrix<double> a = Matrix<double>::from_tuples(2, 2, r, c, v);
+    try {
+        write_matrix_market(path, a);
+        FAIL("no InvalidValue");
+    } catch (const InvalidValue& e) {
+        CHECK(std::string(e.what()).find("write_matrix_market: entry 1 (1, 0) is inf") != std::string::npos);
+    }
+    CHECK_FALSE(fs::exists(path));
+    std::vector<float> f = {std::numeric_limits<float>::quiet_NaN(), 2};
+    CHECK_THROWS_AS(write_matrix_market(path, Matrix<float>::from_tuples(2, 2, r, c, f)), InvalidValue);
+    CHECK_FALSE(fs::exists(path));
+    // The structure alone has no values to refuse.
+    MatrixMarketWriteOptions pattern;
+    pattern.pattern = true;
+    write_matrix_market(path, a, pattern);
+    CHECK(read_matrix_market<double>(path).nvals() == 2);
+}
+
 // ------------------------------------------------------------------------------------------------------------
 // Edge lists
 
@@ -574,16 +667,79 @@ TEST_CASE("edge list: weights, duplicates and undirected reading", "[io][edges]"
     }
 }
 
-TEST_CASE("edge list: empty files and files with only comments or a header", "[io][edges]") {
+TEST_CASE("edge list and abc: files without edges are refused", "[io][edges][abc]") {
     TempDir tmp;
-    for (const std::string text : {"", "# nothing\n", "\n\n", "node_1,node_2\n", "% c\r\n"}) {
-        const std::string path = tmp.file("e.csv");
+    const std::string path = tmp.file("e.txt");
+    for (const std::string text : {"", "# nothing\n", "\n\n", "% c\r\n", "  # c\n\t\n"}) {
+        INFO('"' << text << '"');
         write_text(path, text);
-        const Graph<double> g = read_edge_list<double>(path);
-        CHECK(g.matrix.nrows() == 0);
-        CHECK(g.matrix.nvals() == 0);
-        CHECK(g.names.ids.empty());
+        const std::string reason = "no edges: the file is empty or holds only comments";
+        require_io_error([&] { read_edge_list<double>(path); }, 0, reason);
+        // '%' starts no comment in mcl's format.
+        if (text.find('%') == std::string::npos)
+            require_io_error([&] { read_abc<double>(path); }, 0, reason);
     }
+    for (const std::string text : {"node_1,node_2\n", "# c\nsource target weight\n\n"}) {
+        write_text(path, text);
+        require_io_error([&] { read_edge_list<double>(path); }, 0, "no edges: the file holds only a header line");
+    }
+    // A Matrix Market file with 0 entries is a valid empty matrix.
+    write_text(path, "%%MatrixMarket matrix coordinate real general\n3 3 0\n");
+    CHECK(read_matrix_market<double>(path).nvals() == 0);
+}
+
+TEST_CASE("edge list: a header is skipped only when it looks like one", "[io][edges]") {
+    TempDir tmp;
+    const std::string path = tmp.file("h.csv");
+    // A damaged first edge (a no-break space, bytes C2 A0, between the ids) is an edge that fails, not a header.
+    write_text(path, "1\xc2\xa0" "2\n2 3\n3 1\n");
+    require_io_error([&] { read_edge_list<double>(path); }, 1, "vertex id '1\\xc2\\xa02' is not an integer");
+    // Words, as many fields as the first edge line: a header, after comments and blank lines too.
+    for (std::size_t window : {std::size_t(0), std::size_t(32)}) {
+        WindowBytes guard(window);
+        INFO("window bytes " << window);
+        write_text(path, "# c\n\nnode_1,node_2\n% c\n\n10,20\n20,30\n");
+        CHECK(read_edge_list<double>(path).names.ids == std::vector<std::int64_t>{10, 20, 30});
+        write_text(path, "Source-id\ttarget.v weight_1\n1 2 0.5\n");
+        CHECK(entries(read_edge_list<double>(path).matrix) == Entries{{{0, 1}, 0.5}});
+        // The data line that confirms the header may come many windows later.
+        std::string text = "_from _to\n";
+        for (int k = 0; k < 200; ++k) text += "# comment " + std::to_string(k) + "\n";
+        write_text(path, text + "5 6\n");
+        CHECK(read_edge_list<double>(path).names.ids == std::vector<std::int64_t>{5, 6});
+        // Not as many fields as the first data line after it: the line is the first edge, and fails as one.
+        write_text(path, text + "1 2 0.5\n");
+        require_io_error([&] { read_edge_list<double>(path); }, 1, "vertex id '_from' is not an integer");
+    }
+    write_text(path, "source target weight\n1 2\n");
+    require_io_error([&] { read_edge_list<double>(path); }, 1, "vertex id 'source' is not an integer");
+    // Fields that are not words: quoted, starting with a digit, or not ASCII.
+    write_text(path, "\"src\",\"dst\"\n1,2\n");
+    require_io_error([&] { read_edge_list<double>(path); }, 1, "vertex id '\"src\"' is not an integer");
+    write_text(path, "1a b\n1 2\n");
+    require_io_error([&] { read_edge_list<double>(path); }, 1, "vertex id '1a' is not an integer");
+    write_text(path, "\xc3\xa9t\xc3\xa9 b\n1 2\n");
+    require_io_error([&] { read_edge_list<double>(path); }, 1, "vertex id '\\xc3\\xa9t\\xc3\\xa9' is not an integer");
+    // Four words are not a header either.
+    write_text(path, "a b c d\n1 2 3 4\n");
+    require_io_error([&] { read_edge_list<double>(path); }, 1, "expected 2 or 3 fields, found 4");
+}
+
+TEST_CASE("edge list: NaN and infinite weights are refused with their line", "[io][edges]") {
+    TempDir tmp;
+    const std::string path = tmp.file("w.txt");
+    for (const std::string& v : non_finite) {
+        INFO(v);
+        const std::string reason = "weight '" + v + "' is not a finite number";
+        write_text(path, "0 1 2\n1 2 " + v + "\n");
+        require_io_error([&] { read_edge_list<double>(path); }, 2, reason);
+        require_io_error([&] { read_edge_list<float>(path); }, 2, reason);
+        require_io_error([&] { read_edge_list<std::int32_t>(path); }, 2, reason);
+        write_text(path, "a,b,w\n0,1," + v + "\n");
+        require_io_error([&] { read_edge_list<double>(path); }, 2, reason);
+    }
+    write_text(path, "0 1 1e400\n");
+    require_io_error([&] { read_edge_list<double>(path); }, 1, "weight '1e400' does not fit double");
 }
 
 // ------------------------------------------------------------------------------------------------------------
@@ -623,6 +779,62 @@ TEST_CASE("abc: first appearance order holds across many chunks", "[io][abc]") {
         CHECK(g.names.labels == expected);
         CHECK(g.matrix.nvals() == 3000);
     }
+}
+
+TEST_CASE("abc: lines whose first character other than white space is '#' are comments, as in mcl", "[io][abc]") {
+    TempDir tmp;
+    const std::string path = tmp.file("c.abc");
+    // mcl 22-282 skips "  # x y" and "\t#p q" too, and keeps the labels "b#" and "#d" (checked with mcl --abc).
+    write_text(path, "# from to weight\n# some words\n  # indented\n\t#tab\na b 2\nb# c\n#x y\nc #d 0.5\r\n# last");
+    for (std::size_t chunk : chunk_sizes)
+        for (std::size_t window : {std::size_t(0), std::size_t(20)}) {
+            ChunkBytes guard(chunk);
+            WindowBytes window_guard(window);
+            INFO("chunk bytes " << chunk << ", window bytes " << window);
+            const Graph<double> g = read_abc<double>(path);
+            CHECK(g.names.labels == std::vector<std::string>{"a", "b", "b#", "c", "#d"});
+            CHECK(entries(g.matrix) == Entries{{{0, 1}, 2}, {{2, 3}, 1}, {{3, 4}, 0.5}});
+        }
+    // Line numbers count the comment lines.
+    write_text(path, "# c\n  # c\na b\nc\n");
+    require_io_error([&] { read_abc<double>(path); }, 4, "expected 2 or 3 fields, found 1");
+}
+
+TEST_CASE("abc: NaN and infinite weights are refused with their line", "[io][abc]") {
+    TempDir tmp;
+    const std::string path = tmp.file("w.abc");
+    for (const std::string& v : non_finite) {
+        INFO(v);
+        const std::string reason = "weight '" + v + "' is not a finite number";
+        write_text(path, "a b 1\nd e " + v + "\n");
+        require_io_error([&] { read_abc<double>(path); }, 2, reason);
+        require_io_error([&] { read_abc<float>(path); }, 2, reason);
+        require_io_error([&] { read_abc<std::uint8_t>(path); }, 2, reason);
+    }
+    write_text(path, "a b 1e40\n");
+    require_io_error([&] { read_abc<float>(path); }, 1, "weight '1e40' does not fit float");
+}
+
+TEST_CASE("a UTF-8 byte-order mark is refused by every text reader with the same message", "[io]") {
+    TempDir tmp;
+    const std::string bom = "\xef\xbb\xbf";
+    const std::string reason = "the file starts with a UTF-8 byte-order mark (bytes EF BB BF); save it without one";
+    const std::string mm = "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1\n";
+    write_text(tmp.file("g.mtx"), bom + mm);
+    write_text(tmp.file("g.txt"), bom + "1 2\n2 3\n3 1\n");
+    write_text(tmp.file("g.abc"), bom + "a b\nb c\nc a\n");
+    write_gz(tmp.file("z.abc"), bom + "a b\n");
+    for (const std::string name : {"g.mtx", "g.txt", "g.abc", "z.abc"}) {
+        INFO(name);
+        require_io_error([&] { read_graph<double>(tmp.file(name)); }, 1, reason);
+    }
+    require_io_error([&] { read_matrix_market<double>(tmp.file("g.mtx")); }, 1, reason);
+    require_io_error([&] { read_matrix_market_header(tmp.file("g.mtx")); }, 1, reason);
+    require_io_error([&] { read_edge_list<double>(tmp.file("g.txt")); }, 1, reason);
+    require_io_error([&] { read_abc<double>(tmp.file("g.abc")); }, 1, reason);
+    // The same bytes later in a file are data: part of a label.
+    write_text(tmp.file("l.abc"), "a b\nb x" + bom + "\n");
+    CHECK(read_abc<double>(tmp.file("l.abc")).names.labels == std::vector<std::string>{"a", "b", "x" + bom});
 }
 
 // ------------------------------------------------------------------------------------------------------------
@@ -672,6 +884,213 @@ TEST_CASE("truncated or corrupt gzip input is an error", "[io][gz]") {
             CHECK_THAT(e.reason(), Catch::StartsWith("corrupt or truncated gzip data"));
         }
     }
+}
+
+TEST_CASE("gzip: concatenated members are read as gzip -d reads them", "[io][gz]") {
+    TempDir tmp;
+    std::string text;
+    for (int k = 0; k < 2000; ++k)
+        text += std::to_string(k) + " " + std::to_string((k * 7) % 2000) + " " + std::to_string(k % 13) + "\n";
+    write_text(tmp.file("plain.txt"), text);
+    const Graph<double> expected = read_edge_list<double>(tmp.file("plain.txt"));
+    // Members cut in the middle of lines, one of them empty.
+    const std::vector<std::size_t> cuts = {0, 7, 7, text.size() / 2 + 3, text.size()};
+    std::string bytes;
+    for (std::size_t k = 0; k + 1 < cuts.size(); ++k) {
+        write_gz(tmp.file("m.gz"), text.substr(cuts[k], cuts[k + 1] - cuts[k]));
+        bytes += read_bytes(tmp.file("m.gz"));
+    }
+    write_text(tmp.file("cat.txt.gz"), bytes);
+    for (std::size_t window : {std::size_t(0), std::size_t(64), std::size_t(1000)}) {
+        WindowBytes guard(window);
+        INFO("window bytes " << window);
+        const Graph<double> g = read_edge_list<double>(tmp.file("cat.txt.gz"));
+        require_identical(g.matrix, expected.matrix);
+        CHECK(g.names.ids == expected.names.ids);
+    }
+    const Array<char> all = io::detail::read_file(tmp.file("cat.txt.gz"));
+    CHECK(std::string(all.data(), all.size()) == text);
+}
+
+TEST_CASE("gzip: data after the last member is an error", "[io][gz]") {
+    TempDir tmp;
+    const std::string mm = "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1.5\n2 1 -3\n";
+    write_gz(tmp.file("a.gz"), mm.substr(0, 50));
+    write_gz(tmp.file("b.gz"), mm.substr(50));
+    const std::string one = read_bytes(tmp.file("a.gz")), two = read_bytes(tmp.file("b.gz"));
+    write_gz(tmp.file("whole.gz"), mm);
+    const std::string whole = read_bytes(tmp.file("whole.gz"));
+    const std::string path = tmp.file("g.mtx.gz");
+    for (const std::string garbage :
+         {std::string("garbage\n"), std::string("\x1f"), std::string(4, '\0'), std::string("\x1f\x8c")}) {
+        INFO("garbage of " << garbage.size() << " bytes");
+        for (const std::string& stream : {whole, one + two}) {
+            write_text(path, stream + garbage);
+            const std::string reason = "trailing data after the gzip stream at byte " + std::to_string(stream.size());
+            require_io_error([&] { read_matrix_market<double>(path); }, 0, reason);
+            require_io_error([&] { io::detail::read_file(path); }, 0, reason);
+        }
+    }
+    write_gz(tmp.file("e.gz"), "1 2\n2 3\n");
+    const std::string edges = read_bytes(tmp.file("e.gz"));
+    write_text(path, edges + "x");
+    require_io_error([&] { read_edge_list<double>(path); }, 0,
+                     "trailing data after the gzip stream at byte " + std::to_string(edges.size()));
+    write_gz(tmp.file("l.gz"), "a b\n");
+    write_text(path, read_bytes(tmp.file("l.gz")) + "\n");
+    CHECK_THROWS_AS(read_abc<double>(path), IoError);
+    // A second member that is cut short, or the magic bytes followed by no gzip member, is corrupt.
+    for (const std::string& stream : {one + two.substr(0, two.size() - 5), one + "\x1f\x8b\x08garbage"}) {
+        write_text(path, stream);
+        try {
+            read_matrix_market<double>(path);
+            FAIL("no IoError");
+        } catch (const IoError& e) {
+            CHECK(e.line() == 0);
+            CHECK_THAT(e.reason(), Catch::StartsWith("corrupt or truncated gzip data"));
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// Reading in windows of whole lines
+
+TEST_CASE("every bundled graph reads the same in small windows", "[io][window][data]") {
+    std::size_t checked = 0;
+    for (const auto& dir : fs::directory_iterator(data_dir)) {
+        const fs::path truth_file = dir.path() / "truth.txt";
+        if (!fs::exists(truth_file)) continue;
+        const auto truth = ref::read_truth(truth_file.string());
+        fs::path file = dir.path() / truth.at("graph_file");
+        if (!fs::exists(file)) file += ".gz";
+        INFO(file.string());
+        const bool labels = truth.at("vertex_ids").find("names") != std::string::npos;
+        auto read = [&] { return labels ? read_abc<double>(file.string()) : read_graph<double>(file.string()); };
+        const Graph<double> expected = read();
+        for (std::size_t window : {std::size_t(1000), std::size_t(4096)}) {
+            WindowBytes guard(window);
+            INFO("window bytes " << window);
+            const Graph<double> g = read();
+            require_identical(g.matrix, expected.matrix);
+            CHECK(g.names.ids == expected.names.ids);
+            CHECK(g.names.labels == expected.names.labels);
+        }
+        ++checked;
+    }
+    CHECK(checked >= 20);
+}
+
+TEST_CASE("text read in small windows gives the same graphs; errors keep their exact line numbers", "[io][window]") {
+    TempDir tmp;
+    std::mt19937_64 rng(5);
+    const int n = 20000;
+    // The header spans windows; comments, blank lines and CRLF lie among the entries.
+    std::string head = "%%MatrixMarket matrix coordinate real general\n";
+    for (int k = 0; k < 300; ++k) head += "% comment " + std::to_string(k) + "\n";
+    std::string mm, el, abc;
+    for (int k = 0; k < n; ++k) {
+        if (k % 997 == 0) mm += "% c\n\n", el += "# c\n\n", abc += "# c\n\n";
+        const std::string i = std::to_string(rng() % 3000 + 1), j = std::to_string(rng() % 3000 + 1);
+        const std::string end = k % 3 ? "\n" : "\r\n";
+        mm += i + " " + j + " " + std::to_string(k) + end;
+        el += i + "\t" + j + end;
+        abc += "v" + i + " v" + j + " 0.5" + end;
+    }
+    auto lines = [](const std::string& s) { return std::size_t(std::count(s.begin(), s.end(), '\n')); };
+    auto size_line = [&](int entries) { return "3000 3000 " + std::to_string(entries) + "\n"; };
+    const std::string mm_path = tmp.file("big.mtx"), el_path = tmp.file("big.txt"), abc_path = tmp.file("big.abc");
+    write_text(mm_path, head + size_line(n) + mm);
+    write_text(el_path, el);
+    write_text(abc_path, abc);
+    const Matrix<double> mm_expected = read_matrix_market<double>(mm_path);
+    const Graph<double> el_expected = read_edge_list<double>(el_path), abc_expected = read_abc<double>(abc_path);
+    for (std::size_t window : {std::size_t(64), std::size_t(1000)})
+        for (std::size_t chunk : {std::size_t(0), std::size_t(16)}) {
+            WindowBytes window_guard(window);
+            ChunkBytes guard(chunk);
+            INFO("window bytes " << window << ", chunk bytes " << chunk);
+            require_identical(read_matrix_market<double>(mm_path), mm_expected);
+            const Graph<double> e = read_edge_list<double>(el_path), a = read_abc<double>(abc_path);
+            require_identical(e.matrix, el_expected.matrix);
+            CHECK(e.names.ids == el_expected.names.ids);
+            require_identical(a.matrix, abc_expected.matrix);
+            CHECK(a.names.labels == abc_expected.names.labels);
+        }
+    for (std::size_t window : {std::size_t(0), std::size_t(64), std::size_t(1000)})
+        for (std::size_t chunk : {std::size_t(0), std::size_t(16)}) {
+            WindowBytes window_guard(window);
+            ChunkBytes guard(chunk);
+            INFO("window bytes " << window << ", chunk bytes " << chunk);
+            std::string text = head + size_line(n + 1) + mm + "1 1 oops\n";
+            write_text(mm_path, text);
+            require_io_error([&] { read_matrix_market<double>(mm_path); }, lines(text), "value 'oops' is not a number");
+            text = head + size_line(n + 2) + mm + "% no newline after this comment";
+            write_text(mm_path, text);
+            require_io_error([&] { read_matrix_market<double>(mm_path); }, lines(text) + 2,
+                             "file ends after " + std::to_string(n) + " of " + std::to_string(n + 2) + " entries");
+            text = head + size_line(n - 1) + mm;
+            write_text(mm_path, text);
+            require_io_error([&] { read_matrix_market<double>(mm_path); }, lines(text),
+                             "more entries than the " + std::to_string(n - 1) + " declared in the size line");
+            write_text(el_path, el + "5 x\n");
+            require_io_error([&] { read_edge_list<double>(el_path); }, lines(el) + 1,
+                             "vertex id 'x' is not an integer");
+            write_text(abc_path, abc + "a b inf\n");
+            require_io_error([&] { read_abc<double>(abc_path); }, lines(abc) + 1,
+                             "weight 'inf' is not a finite number");
+        }
+}
+
+TEST_CASE("a gzip file of 48 MiB of comments is parsed holding one window at a time", "[io][window][gz]") {
+    TempDir tmp;
+    const std::size_t mib = std::size_t(1) << 20;
+    auto comments = [&](char mark) {
+        const std::string line = mark + (" " + std::string(70, 'c')) + "\n";
+        std::string s;
+        s.reserve(48 * mib + line.size());
+        while (s.size() < 48 * mib) s += line;
+        return s;
+    };
+    const std::string hashes = comments('#');
+    const std::size_t n = std::size_t(std::count(hashes.begin(), hashes.end(), '\n'));
+    write_gz(tmp.file("e.txt.gz"), hashes + "1 2\n2 3\n3 1\n");
+    write_gz(tmp.file("l.abc.gz"), hashes + "a b\nb c\n");
+    write_gz(tmp.file("m.mtx.gz"),
+             "%%MatrixMarket matrix coordinate real general\n" + comments('%') + "3 3 2\n1 2 0.5\n3 3 1\n");
+    write_gz(tmp.file("bad.txt.gz"), hashes + "1 2\n2 x\n");
+    WindowBytes guard(mib);
+    io::detail::reset_peak_text_window_bytes();
+    CHECK(read_edge_list<double>(tmp.file("e.txt.gz")).names.ids == std::vector<std::int64_t>{1, 2, 3});
+    CHECK(read_abc<double>(tmp.file("l.abc.gz")).names.labels == std::vector<std::string>{"a", "b", "c"});
+    CHECK(entries(read_matrix_market<double>(tmp.file("m.mtx.gz"))) == Entries{{{0, 1}, 0.5}, {{2, 2}, 1}});
+    CHECK(read_matrix_market_header(tmp.file("m.mtx.gz")).nentries == 2);
+    require_io_error([&] { read_edge_list<double>(tmp.file("bad.txt.gz")); }, n + 2, "vertex id 'x' is not an integer");
+    CHECK(io::detail::peak_text_window_bytes() > 0);
+    CHECK(io::detail::peak_text_window_bytes() <= mib);
+}
+
+TEST_CASE("a line longer than the window is an error naming the line", "[io][window]") {
+    TempDir tmp;
+    const std::size_t mib = std::size_t(1) << 20;
+    WindowBytes guard(mib);
+    write_text(tmp.file("long.txt"), "1 2\n# c\n" + std::string(2 * mib, '7') + " 1\n3 4\n");
+    require_io_error([&] { read_edge_list<double>(tmp.file("long.txt")); }, 3, "line 3 is longer than 1 MiB");
+    // A file of NUL bytes (no line end at all) fails at once in every reader, compressed or not.
+    const std::string nul(4 * mib, '\0');
+    write_text(tmp.file("nul.txt"), nul);
+    write_gz(tmp.file("nul.gz"), nul);
+    for (const std::string name : {"nul.txt", "nul.gz"}) {
+        INFO(name);
+        require_io_error([&] { read_edge_list<double>(tmp.file(name)); }, 1, "line 1 is longer than 1 MiB");
+        require_io_error([&] { read_abc<double>(tmp.file(name)); }, 1, "line 1 is longer than 1 MiB");
+        require_io_error([&] { read_matrix_market<double>(tmp.file(name)); }, 1, "line 1 is longer than 1 MiB");
+    }
+    // A line fits when it and its line end fit; the last line needs no line end.
+    WindowBytes tiny(16);
+    write_text(tmp.file("fit.txt"), "1 2\n12345 6789012345");
+    CHECK(read_edge_list<double>(tmp.file("fit.txt")).names.ids == std::vector<std::int64_t>{1, 2, 12345, 6789012345});
+    write_text(tmp.file("fit.txt"), "1 2\n12345 6789012345\n");
+    require_io_error([&] { read_edge_list<double>(tmp.file("fit.txt")); }, 2, "line 2 is longer than 16 bytes");
 }
 
 // ------------------------------------------------------------------------------------------------------------
@@ -907,4 +1326,204 @@ TEST_CASE("LDBC example edge files", "[io][data]") {
     const Graph<double> m = read_graph<double>((data_dir / "ldbc_examples" / "lagraph_mtx" / "ldbc-directed-example.mtx").string());
     CHECK(m.matrix.nrows() == 10);
     CHECK(m.matrix.nvals() == 17);
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// Binary format: what the reader checks beyond the CSR arrays (names, the undirected flag, finite values)
+
+namespace {
+
+// The triangle 0-1-2 with the edge 2-3, both directions stored, as a graph named by ids or labels.
+Graph<double> named_graph() {
+    const std::vector<Index> r = {0, 1, 0, 2, 1, 2, 2, 3}, c = {1, 0, 2, 0, 2, 1, 3, 2};
+    const std::vector<double> v = {1, 1, 2, 2, 3, 3, 4, 4};
+    Graph<double> g;
+    g.matrix = Matrix<double>::from_tuples(4, 4, r, c, v);
+    g.undirected = true;
+    return g;
+}
+
+// Where the parts of a binary file of T values start (the layout in io/binary.hpp).
+constexpr std::size_t binary_flags_at = 48;
+template <class T>
+std::size_t binary_values_at(std::size_t nrows, std::size_t nvals) {
+    return 64 + 8 * (nrows + 1) + 4 * nvals;
+}
+template <class T>
+std::size_t binary_names_at(std::size_t nrows, std::size_t nvals) {
+    return binary_values_at<T>(nrows, nvals) + sizeof(T) * nvals;
+}
+
+// The reason read_binary_graph<T> gives for the file, or "" when it reads.
+template <class T>
+std::string binary_refusal(const std::string& path) {
+    try {
+        read_binary_graph<T>(path);
+    } catch (const IoError& e) {
+        CHECK(e.file() == path);
+        CHECK(e.line() == 0);
+        return e.reason();
+    }
+    return "";
+}
+
+template <class T>
+std::string patched(std::string bytes, std::size_t at, const T& value) {
+    std::memcpy(bytes.data() + at, &value, sizeof value);
+    return bytes;
+}
+
+}  // namespace
+
+TEST_CASE("binary files: vertex ids must be non-negative and increasing", "[io][binary]") {
+    TempDir tmp;
+    Graph<double> g = named_graph();
+    g.names.ids = {3, 10, 11, 40};
+    write_binary(tmp.file("g.bin"), g);
+    const std::string bytes = read_bytes(tmp.file("g.bin"));
+    const std::size_t ids = binary_names_at<double>(4, 8);
+    REQUIRE(bytes.size() == ids + 4 * 8);
+    const std::string path = tmp.file("bad.bin");
+    auto reason = [&](std::size_t vertex, std::int64_t id) {
+        write_text(path, patched(bytes, ids + 8 * vertex, id));
+        return binary_refusal<double>(path);
+    };
+    CHECK(binary_refusal<double>(tmp.file("g.bin")).empty());
+    CHECK(reason(0, -1) == "corrupt vertex names: vertex 0 has the negative id -1");
+    CHECK(reason(2, 10) == "corrupt vertex names: vertex ids must increase, but vertex 2 has id 10 after 10");
+    CHECK(reason(3, 5) == "corrupt vertex names: vertex ids must increase, but vertex 3 has id 5 after 11");
+    CHECK(reason(3, 41).empty());
+    // Fewer ids than vertices.
+    write_text(path, patched(bytes.substr(0, bytes.size() - 8), 56, std::uint64_t(3 * 8)));
+    CHECK(binary_refusal<double>(path) == "corrupt vertex names: 24 bytes of ids for 4 vertices (8 bytes an id)");
+
+    // The writer refuses the same names, before it creates the file.
+    for (const std::vector<std::int64_t>& bad : {std::vector<std::int64_t>{-3, 1, 2, 3}, {1, 2, 2, 3}, {4, 3, 2, 1}}) {
+        g.names.ids = bad;
+        CHECK_THROWS_AS(write_binary(tmp.file("w.bin"), g), InvalidValue);
+        CHECK_FALSE(fs::exists(tmp.file("w.bin")));
+    }
+}
+
+TEST_CASE("binary files: labels must be non-empty, distinct and hold no whitespace", "[io][binary]") {
+    TempDir tmp;
+    Graph<double> g = named_graph();
+    g.names.labels = {"aa", "bb", "cc", "dd"};
+    write_binary(tmp.file("g.bin"), g);
+    const std::string bytes = read_bytes(tmp.file("g.bin"));
+    const std::size_t labels = binary_names_at<double>(4, 8);
+    REQUIRE(bytes.size() == labels + 4 * (4 + 2));
+    CHECK(binary_refusal<double>(tmp.file("g.bin")).empty());
+    const std::string path = tmp.file("bad.bin");
+    // Vertex 2's label (two bytes after its length) replaced.
+    auto reason = [&](const std::string& label) {
+        std::string s = bytes;
+        s.replace(labels + 2 * 6 + 4, 2, label);
+        write_text(path, s);
+        return binary_refusal<double>(path);
+    };
+    CHECK(reason("c ") == "corrupt vertex names: the label of vertex 2 holds whitespace: 'c '");
+    CHECK(reason("c\n") == "corrupt vertex names: the label of vertex 2 holds whitespace: 'c\\x0a'");
+    CHECK(reason("\tc") == "corrupt vertex names: the label of vertex 2 holds whitespace: '\\x09c'");
+    CHECK(reason("c\r") == "corrupt vertex names: the label of vertex 2 holds whitespace: 'c\\x0d'");
+    CHECK(reason("bb") == "corrupt vertex names: vertices 1 and 2 have the same label 'bb'");
+    CHECK(reason("c\xc3").empty());  // bytes are bytes: only whitespace and repeats are refused
+    // An empty label: vertex 3's length set to 0 and its two bytes dropped.
+    std::string empty = patched(bytes.substr(0, bytes.size() - 2), labels + 3 * 6, std::uint32_t(0));
+    write_text(path, patched(empty, 56, std::uint64_t(4 * 6 - 2)));
+    CHECK(binary_refusal<double>(path) == "corrupt vertex names: the label of vertex 3 is empty");
+    // Fewer labels than vertices.
+    std::string three = bytes.substr(0, bytes.size() - 6);
+    three = patched(three, 56, std::uint64_t(3 * 6));
+    write_text(path, three);
+    CHECK(binary_refusal<double>(path) == "corrupt vertex names: 3 labels for 4 vertices");
+    // More.
+    const std::string more = bytes + patched(std::string(4, '\0'), 0, std::uint32_t(2)) + "ee";
+    write_text(path, patched(more, 56, std::uint64_t(5 * 6)));
+    CHECK(binary_refusal<double>(path) == "corrupt vertex names: more labels than the 4 vertices");
+
+    for (const std::vector<std::string>& bad : {std::vector<std::string>{"a", "", "c", "d"},
+                                                {"a", "b c", "d", "e"},
+                                                {"a", "b\n", "c", "d"},
+                                                {"a", "b", "a", "d"},
+                                                {"a", "b", "c"}}) {
+        g.names.labels = bad;
+        CHECK_THROWS_AS(write_binary(tmp.file("w.bin"), g), InvalidValue);
+        CHECK_FALSE(fs::exists(tmp.file("w.bin")));
+    }
+}
+
+TEST_CASE("binary files: the undirected flag must match a symmetric matrix", "[io][binary]") {
+    TempDir tmp;
+    const std::string path = tmp.file("bad.bin");
+    // A directed graph with the flag set afterwards: the arc 0 -> 1 has no mirror.
+    const std::vector<Index> r = {0, 1, 2, 1}, c = {1, 2, 1, 3};
+    const std::vector<double> v = {1, 2, 2, 5};
+    const Matrix<double> arcs = Matrix<double>::from_tuples(4, 4, r, c, v);
+    write_binary(tmp.file("d.bin"), arcs);
+    const std::string d = read_bytes(tmp.file("d.bin"));
+    CHECK(binary_refusal<double>(tmp.file("d.bin")).empty());
+    write_text(path, patched(d, binary_flags_at, std::uint32_t(1)));
+    CHECK(binary_refusal<double>(path) == "corrupt matrix data: flagged undirected but entry (0, 1) has no mirror (1, 0)");
+    CHECK_THROWS_AS(read_graph<double>(path), IoError);  // not symmetrised in silence
+
+    // Mirrored structure, different values.
+    write_binary(tmp.file("u.bin"), named_graph());
+    const std::string u = read_bytes(tmp.file("u.bin"));
+    CHECK(binary_refusal<double>(tmp.file("u.bin")).empty());
+    write_text(path, patched(u, binary_values_at<double>(4, 8) + 8 * 7, 4.5));  // the entry (3, 2)
+    CHECK(binary_refusal<double>(path) == "corrupt matrix data: flagged undirected but the entries (2, 3) and (3, 2) differ");
+    // A rectangular matrix cannot be undirected.
+    write_binary(tmp.file("rect.bin"), Matrix<double>::from_tuples(2, 3, std::vector<Index>{0}, std::vector<Index>{2},
+                                                                   std::vector<double>{1}));
+    write_text(path, patched(read_bytes(tmp.file("rect.bin")), binary_flags_at, std::uint32_t(1)));
+    CHECK(binary_refusal<double>(path) == "corrupt matrix data: flagged undirected but the matrix is 2x3");
+
+    // The writer does not flag what the reader would refuse.
+    Graph<double> g;
+    g.matrix = arcs;
+    g.undirected = true;
+    CHECK_THROWS_AS(write_binary(tmp.file("w.bin"), g), InvalidValue);
+    CHECK_FALSE(fs::exists(tmp.file("w.bin")));
+}
+
+TEMPLATE_TEST_CASE("binary files: NaN and infinite values are refused", "[io][binary]", double, float) {
+    TempDir tmp;
+    const std::string path = tmp.file("bad.bin");
+    const std::vector<Index> r = {0, 1, 1, 2}, c = {1, 0, 2, 2};
+    const std::vector<TestType> v = {1, 2, 3, 4};
+    const Matrix<TestType> a = Matrix<TestType>::from_tuples(3, 3, r, c, v);
+    write_binary(tmp.file("a.bin"), a);
+    const std::string bytes = read_bytes(tmp.file("a.bin"));
+    const std::size_t at = binary_values_at<TestType>(3, 4) + 2 * sizeof(TestType);  // the entry (1, 2)
+    using limits = std::numeric_limits<TestType>;
+    const std::pair<TestType, std::string> cases[] = {
+        {limits::quiet_NaN(), "NaN"}, {limits::infinity(), "inf"}, {-limits::infinity(), "-inf"}};
+    for (const auto& [x, name] : cases) {
+        write_text(path, patched(bytes, at, x));
+        CHECK(binary_refusal<TestType>(path) == "corrupt matrix data: entry 2 (1, 2) is " + name);
+        CHECK_THROWS_AS(read_binary<TestType>(path), IoError);
+
+        std::vector<TestType> w = v;
+        w[3] = x;
+        CHECK_THROWS_AS(write_binary(tmp.file("w.bin"), Matrix<TestType>::from_tuples(3, 3, r, c, w)), InvalidValue);
+        CHECK_FALSE(fs::exists(tmp.file("w.bin")));
+    }
+}
+
+TEST_CASE("a skew-symmetric Matrix Market file is not an undirected graph, and round-trips through binary", "[io]") {
+    TempDir tmp;
+    const std::string mtx = tmp.file("skew.mtx"), sym = tmp.file("sym.mtx"), bin = tmp.file("g.bin");
+    {
+        std::ofstream(mtx) << "%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 2\n2 1 1.5\n3 2 -2\n";
+        std::ofstream(sym) << "%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n2 1 1.5\n3 2 -2\n";
+    }
+    const io::Graph<double> g = io::read_graph<double>(mtx);
+    CHECK_FALSE(g.undirected);  // a(1,2) = -a(2,1): the mirror differs
+    CHECK(io::read_graph<double>(sym).undirected);
+    io::write_binary(bin, g);
+    const io::Graph<double> back = io::read_binary_graph<double>(bin);
+    CHECK_FALSE(back.undirected);
+    CHECK(back.matrix.nvals() == 4);
+    CHECK(back.matrix.to(Context::cpu()).get(0, 1).value() == -1.5);
 }
