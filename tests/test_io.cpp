@@ -1511,7 +1511,7 @@ TEMPLATE_TEST_CASE("binary files: NaN and infinite values are refused", "[io][bi
     }
 }
 
-TEST_CASE("a skew-symmetric Matrix Market file is not an undirected graph, and round-trips through binary", "[io]") {
+TEST_CASE("a skew-symmetric Matrix Market file is not an undirected graph and round-trips through binary", "[io]") {
     TempDir tmp;
     const std::string mtx = tmp.file("skew.mtx"), sym = tmp.file("sym.mtx"), bin = tmp.file("g.bin");
     {
