@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -31,6 +33,25 @@ inline void sparse_check(cusparseStatus_t s, const char* what) {
     if (s != CUSPARSE_STATUS_SUCCESS) {
         std::fprintf(stderr, "%s: %s: %s\n", program, what, cusparseGetErrorString(s));
         std::exit(2);
+    }
+}
+
+// Non-exiting checks, for a competitor whose failure is a result to report rather than the end of the run
+// (cuSPARSE out of memory, or past its 32-bit indices): they throw CompetitorFailure naming the call and the
+// reason, after clearing CUDA's last-error state so that the next checked call does not inherit the error.
+struct CompetitorFailure : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+inline void sparse_try(cusparseStatus_t s, const char* what) {
+    if (s != CUSPARSE_STATUS_SUCCESS) {
+        (void)cudaGetLastError();
+        throw CompetitorFailure(std::string(what) + ": " + cusparseGetErrorString(s));
+    }
+}
+inline void cuda_try(cudaError_t e, const char* what) {
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        throw CompetitorFailure(std::string(what) + ": " + cudaGetErrorString(e));
     }
 }
 
@@ -122,6 +143,46 @@ hybla::Matrix<T> load_graph(const std::string& name, const std::string& data) {
         }
     }
     return hybla::io::read_graph<T>(path).matrix;
+}
+
+// The R-MAT graph a name asks for: "rmatS" (scale S, edge factor 16, as load_graph reads it) or "rmatS:EF"
+// (edge factor EF); false when the name is not of that form.
+inline bool rmat_params_of(const std::string& name, RmatParams& p) {
+    if (name.rfind("rmat", 0) != 0) return false;
+    char* end = nullptr;
+    const long scale = std::strtol(name.c_str() + 4, &end, 10);
+    if (end == name.c_str() + 4) return false;
+    long edge_factor = 16;
+    if (*end == ':') {
+        const char* ef = end + 1;
+        edge_factor = std::strtol(ef, &end, 10);
+        if (end == ef) return false;
+    }
+    if (*end != '\0') return false;
+    if (scale < 1 || scale > 30) throw hybla::InvalidValue("bad R-MAT scale in " + name);
+    if (edge_factor < 1 || edge_factor > 1024) throw hybla::InvalidValue("bad R-MAT edge factor in " + name);
+    p = RmatParams{};
+    p.scale = int(scale);
+    p.edge_factor = int(edge_factor);
+    return true;
+}
+
+// A graph named on a command line, on the CPU: "rmatS" or "rmatS:EF" (see rmat_params_of), a file that exists
+// (read with io::read_graph), or else what load_graph finds under that name in the data folder.
+template <class T>
+hybla::Matrix<T> resolve_graph(const std::string& name, const std::string& data) {
+    RmatParams p;
+    if (rmat_params_of(name, p)) {
+        hybla::Matrix<double> r = rmat(p);
+        if constexpr (std::is_same_v<T, double>) return r;
+        else {
+            hybla::Matrix<T> c(r.nrows(), r.ncols(), hybla::Context::cpu());
+            hybla::apply(c, hybla::no_mask, hybla::no_accum, hybla::identity_op{}, r);
+            return c;
+        }
+    }
+    if (std::filesystem::is_regular_file(name)) return hybla::io::read_graph<T>(name).matrix;
+    return load_graph<T>(name, data);
 }
 
 // "a,b,c" as a list.

@@ -2,7 +2,10 @@
 // on random inputs of every shape class; the hash and dense accumulators and the dot and saxpy methods of
 // masked SpGEMM; dimension errors; bit-identical results across thread counts; triangle counts of real graphs.
 #include <cstdio>
+#include <cstring>
 #include <fstream>
+#include <functional>
+#include <iomanip>
 #include <map>
 #include <set>
 #include <sstream>
@@ -890,4 +893,843 @@ TEST_CASE("triangle counts of real graphs match their truth files", "[mxm][trian
         ++checked;
     }
     REQUIRE(checked > 0);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// SpGEMM on randomized inputs aimed at the GPU's hash-based multi-phase form: rows grouped by their intermediate
+// products (the sum over A(i,:) of |B(k,:)|, capped by ncols and by |M(i,:)| for a mask that is not
+// complemented) into shared-memory hash tables for at most 16, 128, 512, 2048 and 4096 products and a
+// global-memory table above; the ranged-indirect gather; rows cut into parts. Every case runs under each setting
+// of the kernel's knobs (HYBLA_SPGEMM_MIN_GROUP, HYBLA_SPGEMM_RANGED, HYBLA_SPGEMM_SPLIT), which change nothing in
+// results, on whichever backend the binary uses (the CPU backend ignores them), against a sparse reference.
+
+namespace {
+
+// Sets an environment variable (unsets it for nullptr) for the guard's lifetime, and restores it after.
+class EnvGuard {
+public:
+    EnvGuard(const char* name, const char* value) : name_(name) {
+        if (const char* old = std::getenv(name)) old_ = std::string(old);
+        set(value);
+    }
+    ~EnvGuard() { set(old_ ? old_->c_str() : nullptr); }
+    EnvGuard(const EnvGuard&) = delete;
+    EnvGuard& operator=(const EnvGuard&) = delete;
+
+private:
+    void set(const char* value) {
+        if (value) ::setenv(name_.c_str(), value, 1);
+        else ::unsetenv(name_.c_str());
+    }
+    std::string name_;
+    std::optional<std::string> old_;
+};
+
+// One setting of the SpGEMM knobs; nullptr leaves the variable unset.
+struct SpgemmKnobs {
+    const char* min_group;  // every non-empty row to this group or higher (5: global tables; 3, 4: block per row)
+    const char* ranged;     // the ranged-indirect gather off (0) or on (1)
+    const char* split;      // unmasked rows of more products than this are cut into parts
+};
+
+std::string describe(const SpgemmKnobs& k) {
+    auto s = [](const char* v) { return v ? std::string(v) : std::string("unset"); };
+    return "HYBLA_SPGEMM_MIN_GROUP=" + s(k.min_group) + " HYBLA_SPGEMM_RANGED=" + s(k.ranged) +
+           " HYBLA_SPGEMM_SPLIT=" + s(k.split) + (k.split ? " HYBLA_SPGEMM_BATCH=5000" : "") + " HYBLA_SPGEMM=hash";
+}
+
+// MIN_GROUP unset/0/3/5 x RANGED 0/1 x SPLIT unset/1000 (rows above 1000 products cut into parts).
+// Under HYBLA_TEST_QUICK four settings that still take every value.
+const std::vector<SpgemmKnobs>& spgemm_knob_settings() {
+    static const std::vector<SpgemmKnobs> settings = [] {
+        std::vector<SpgemmKnobs> out;
+        if (ref::Gen::quick()) {
+            out = {{nullptr, "1", nullptr}, {"0", "0", "1000"}, {"3", "1", "1000"}, {"5", "0", nullptr}};
+            return out;
+        }
+        for (const char* g : {(const char*)nullptr, "0", "3", "5"})
+            for (const char* r : {"0", "1"})
+                for (const char* b : {(const char*)nullptr, "1000"}) out.push_back({g, r, b});
+        return out;
+    }();
+    return settings;
+}
+
+// f() under each knob setting, the environment restored after each.
+template <class F>
+void for_each_knob_setting(F&& f) {
+    const char* names[] = {"HYBLA_SPGEMM_MIN_GROUP", "HYBLA_SPGEMM_RANGED", "HYBLA_SPGEMM_SPLIT",
+                           "HYBLA_SPGEMM_BATCH", "HYBLA_SPGEMM"};
+    auto current = [&] {
+        std::vector<std::optional<std::string>> v;
+        for (const char* name : names) {
+            const char* e = std::getenv(name);
+            v.push_back(e ? std::optional<std::string>(e) : std::nullopt);
+        }
+        return v;
+    };
+    const auto before = current();
+    for (const SpgemmKnobs& k : spgemm_knob_settings()) {
+        // The hash SpGEMM (HYBLA_SPGEMM=hash; the other tests run the default); SPLIT=1000 also cuts the rows into
+        // batches of at most 5000 products.
+        EnvGuard g(names[0], k.min_group), r(names[1], k.ranged), b(names[2], k.split),
+            bt(names[3], k.split ? "5000" : nullptr), h(names[4], "hash");
+        INFO(describe(k));
+        f();
+    }
+    REQUIRE(current() == before);
+}
+
+// Exact for integers, bool and min/max (ref::close ignores the tolerance there); floating sums within it.
+template <class T>
+constexpr double hash_tol() {
+    return std::is_same_v<T, float> ? 1e-5 : std::is_same_v<T, double> ? 1e-12 : 0.0;
+}
+
+// A sparsity pattern under construction: sorted distinct columns per row.
+struct Pattern {
+    Index nrows = 0, ncols = 0;
+    std::vector<std::vector<Index>> rows;
+    Pattern(Index m, Index n) : nrows(m), ncols(n), rows(m) {}
+};
+
+// The test's own CSR (sorted distinct columns per row): the inputs, the reference product and the masks, in
+// arrays, because these cases are too large for the dense model and too many for maps per row.
+template <class T>
+struct Csr {
+    Index nrows = 0, ncols = 0;
+    std::vector<Index> ptr, col;
+    std::vector<T> val;
+    Csr(Index m, Index n) : nrows(m), ncols(n), ptr(m + 1, 0) {}
+    Index nvals() const { return col.size(); }
+    // The position of (i, j), or -1.
+    std::ptrdiff_t find(Index i, Index j) const {
+        auto b = col.begin() + ptr[i], e = col.begin() + ptr[i + 1];
+        auto it = std::lower_bound(b, e, j);
+        return it != e && *it == j ? it - col.begin() : -1;
+    }
+};
+
+template <class T>
+Matrix<T> to_matrix(const Csr<T>& s) {
+    std::vector<Index> r(s.nvals());
+    for (Index i = 0; i < s.nrows; ++i) std::fill(r.begin() + s.ptr[i], r.begin() + s.ptr[i + 1], i);
+    return Matrix<T>::from_tuples(s.nrows, s.ncols, r, s.col, s.val);
+}
+
+template <class T>
+Csr<T> transpose(const Csr<T>& s) {
+    Csr<T> t(s.ncols, s.nrows);
+    for (Index j : s.col) ++t.ptr[j + 1];
+    for (Index j = 0; j < t.nrows; ++j) t.ptr[j + 1] += t.ptr[j];
+    t.col.resize(s.nvals());
+    t.val.resize(s.nvals());
+    std::vector<Index> next(t.ptr.begin(), t.ptr.end() - 1);
+    for (Index i = 0; i < s.nrows; ++i)
+        for (Index p = s.ptr[i]; p < s.ptr[i + 1]; ++p) {
+            const Index q = next[s.col[p]]++;
+            t.col[q] = i;
+            t.val[q] = s.val[p];
+        }
+    return t;
+}
+
+// The pattern with the values value(i, j).
+template <class T, class V>
+Csr<T> fill(const Pattern& p, V&& value) {
+    Csr<T> s(p.nrows, p.ncols);
+    for (Index i = 0; i < p.nrows; ++i) {
+        for (Index j : p.rows[i]) {
+            s.col.push_back(j);
+            s.val.push_back(T(value(i, j)));
+        }
+        s.ptr[i + 1] = s.col.size();
+    }
+    return s;
+}
+
+// A ⊕.⊗ B: C(i,j) = ⊕ over the k of A(i,:) (in increasing k) that B(k,j) has of A(i,k) ⊗ B(k,j), present iff
+// there is a term (the map<column, value> per row of sparse_mxm, in arrays).
+template <class Sr, class T>
+Csr<T> csr_mxm(const Csr<T>& a, const Csr<T>& b) {
+    Csr<T> c(a.nrows, b.ncols);
+    std::vector<T> acc(b.ncols);
+    std::vector<char> seen(b.ncols, 0);
+    std::vector<Index> touched;
+    for (Index i = 0; i < a.nrows; ++i) {
+        touched.clear();
+        for (Index p = a.ptr[i]; p < a.ptr[i + 1]; ++p) {
+            const Index k = a.col[p];
+            const T x = a.val[p];
+            for (Index q = b.ptr[k]; q < b.ptr[k + 1]; ++q) {
+                const Index j = b.col[q];
+                const T t = Sr::template multiply<T>(x, T(b.val[q]));
+                if (!seen[j]) {
+                    seen[j] = 1;
+                    acc[j] = t;
+                    touched.push_back(j);
+                } else {
+                    acc[j] = Sr::template add<T>(T(acc[j]), t);
+                }
+            }
+        }
+        std::sort(touched.begin(), touched.end());
+        for (Index j : touched) {
+            c.col.push_back(j);
+            c.val.push_back(acc[j]);
+            seen[j] = 0;
+        }
+        c.ptr[i + 1] = c.col.size();
+    }
+    return c;
+}
+
+// C<M, replace> = T (no accumulator), as ref::write_back words it: where the mask allows, T's entries (C's are
+// dropped); elsewhere C's entries unless replace. The result as row-major tuples.
+template <class T, class M>
+Flat<T> csr_write_back(const Csr<T>& c, const Csr<T>& t, const Csr<M>* mask, const Descriptor& d) {
+    Flat<T> out;
+    for (Index i = 0; i < t.nrows; ++i) {
+        Index pc = c.ptr[i], pt = t.ptr[i], pm = mask ? mask->ptr[i] : 0;
+        const Index ec = c.ptr[i + 1], et = t.ptr[i + 1], em = mask ? mask->ptr[i + 1] : 0;
+        while (pc < ec || pt < et) {
+            const Index j = std::min(pc < ec ? c.col[pc] : t.ncols, pt < et ? t.col[pt] : t.ncols);
+            bool allowed = true;
+            if (mask) {
+                while (pm < em && mask->col[pm] < j) ++pm;
+                const bool v = pm < em && mask->col[pm] == j && (d.mask_structure || mask->val[pm] != M(0));
+                allowed = v != d.mask_complement;
+            }
+            const bool hc = pc < ec && c.col[pc] == j, ht = pt < et && t.col[pt] == j;
+            if (allowed && ht) {
+                out.r.push_back(i);
+                out.c.push_back(j);
+                out.v.push_back(t.val[pt]);
+            } else if (!allowed && !d.replace && hc) {
+                out.r.push_back(i);
+                out.c.push_back(j);
+                out.v.push_back(c.val[pc]);
+            }
+            pc += hc;
+            pt += ht;
+        }
+    }
+    return out;
+}
+
+// d distinct random elements of v (d <= v.size()), in random order.
+std::vector<Index> pick(ref::Gen& g, std::vector<Index> v, Index d) {
+    for (Index x = 0; x < d; ++x) std::swap(v[x], v[g.uniform(x, v.size() - 1)]);
+    v.resize(d);
+    return v;
+}
+
+// min(d, n) distinct random columns of [0, n), sorted.
+std::vector<Index> distinct_columns(ref::Gen& g, Index n, Index d) {
+    d = std::min(d, n);
+    std::vector<Index> out;
+    if (4 * d >= n) {
+        std::vector<Index> all(n);
+        for (Index x = 0; x < n; ++x) all[x] = x;
+        out = pick(g, std::move(all), d);
+        std::sort(out.begin(), out.end());
+        return out;
+    }
+    while (out.size() < d) {
+        for (Index x = out.size(); x < d; ++x) out.push_back(g.uniform(0, n - 1));
+        std::sort(out.begin(), out.end());
+        out.erase(std::unique(out.begin(), out.end()), out.end());
+    }
+    return out;
+}
+
+// Rows of the given degrees (capped by n).
+Pattern with_degrees(ref::Gen& g, Index n, const std::vector<Index>& degrees) {
+    Pattern p(degrees.size(), n);
+    for (Index i = 0; i < p.nrows; ++i) p.rows[i] = distinct_columns(g, n, degrees[i]);
+    return p;
+}
+
+// m rows of degree 0 to 2 deg, a share `heavy` of them of heavy_deg (capped by n; n = 0 gives empty rows).
+Pattern random_rows(ref::Gen& g, Index m, Index n, Index deg, double heavy, Index heavy_deg) {
+    std::vector<Index> degrees(m);
+    for (Index& d : degrees) d = g.real() < heavy ? heavy_deg : g.uniform(0, 2 * deg);
+    return with_degrees(g, n, degrees);
+}
+
+// The intermediate products of each row of A·B: the sum over A(i,:) of |B(k,:)|.
+std::vector<Index> products_per_row(const Pattern& a, const Pattern& b) {
+    std::vector<Index> out(a.nrows, 0);
+    for (Index i = 0; i < a.nrows; ++i)
+        for (Index k : a.rows[i]) out[i] += b.rows[k].size();
+    return out;
+}
+
+// A mask over t's shape: row i gets min(sizes[i % sizes.size()], ncols) entries, up to a share `hit` of them on
+// t's pattern, the rest random; values from value() (zeros make the valued mask differ from the structural one).
+template <class MT, class T, class V>
+Csr<MT> mask_with_sizes(ref::Gen& g, const Csr<T>& t, const std::vector<Index>& sizes, double hit, V&& value) {
+    Csr<MT> s(t.nrows, t.ncols);
+    for (Index i = 0; i < t.nrows; ++i) {
+        const Index size = std::min(sizes[i % sizes.size()], t.ncols);
+        const std::vector<Index> on_t(t.col.begin() + t.ptr[i], t.col.begin() + t.ptr[i + 1]);
+        std::vector<Index> cols = pick(g, on_t, std::min<Index>(on_t.size(), Index(hit * size)));
+        std::sort(cols.begin(), cols.end());
+        const Index chosen = cols.size();
+        for (Index j : distinct_columns(g, t.ncols, size)) {
+            if (cols.size() >= size) break;
+            if (!std::binary_search(cols.begin(), cols.begin() + chosen, j)) cols.push_back(j);
+        }
+        std::sort(cols.begin(), cols.end());
+        for (Index j : cols) {
+            s.col.push_back(j);
+            s.val.push_back(MT(value()));
+        }
+        s.ptr[i + 1] = s.col.size();
+    }
+    return s;
+}
+
+// For `any`, whose result may be any one of the terms: whether v is a term of C(i, j).
+template <class T>
+using IsTerm = std::function<bool(Index, Index, T)>;
+
+// The pattern exactly and the values as ref::close has them (bool included), or, with is_term, each value one of
+// its entry's terms.
+template <class T>
+std::string hash_diff(const Matrix<T>& got, const Flat<T>& want, double rel, const IsTerm<T>& is_term) {
+    Flat<T> g;
+    got.extract_tuples(g.r, g.c, g.v);
+    std::ostringstream os;
+    os.precision(std::numeric_limits<double>::max_digits10);
+    for (std::size_t x = 0; x < std::min(g.r.size(), want.r.size()); ++x) {
+        const T v = g.v[x], w = want.v[x];
+        if (g.r[x] != want.r[x] || g.c[x] != want.c[x]) {
+            os << "entry " << x << ": got (" << g.r[x] << ", " << g.c[x] << ") = " << +v << ", expected ("
+               << want.r[x] << ", " << want.c[x] << ") = " << +w;
+            return os.str();
+        }
+        if (is_term ? !is_term(g.r[x], g.c[x], v) : !ref::close(v, w, rel)) {
+            os << "entry " << x << " (" << g.r[x] << ", " << g.c[x] << "): got " << +v << ", expected ";
+            if (is_term) os << "one of its terms (the reference kept " << +w << ")";
+            else os << +w;
+            return os.str();
+        }
+    }
+    if (g.r.size() != want.r.size()) os << "got " << g.r.size() << " entries, expected " << want.r.size();
+    return os.str();
+}
+
+// One call of a case: the mask (an index into the case's masks, -1 for none) and the descriptor; with
+// transpose_b, B is passed as its transpose (A·Bᵀ).
+struct HashRun {
+    int mask = -1;
+    Descriptor d;
+};
+
+std::string describe(const HashRun& r) {
+    return (r.mask < 0 ? std::string("no mask") : "mask " + std::to_string(r.mask)) + ", " + describe(r.d);
+}
+
+HashRun mask_run(int mask, bool complement, bool structure, bool transpose_b, bool replace = false) {
+    HashRun r;
+    r.mask = mask;
+    r.d.mask_complement = complement;
+    r.d.mask_structure = structure;
+    r.d.transpose_b = transpose_b;
+    r.d.replace = replace;
+    return r;
+}
+HashRun plain_run(bool transpose_b) {
+    HashRun r;
+    r.d.transpose_b = transpose_b;
+    return r;
+}
+
+// C<M> = op(A) ⊕.⊗ op(B) (C starting as c0, or empty) for each run under every knob setting, against the
+// reference: the pattern exactly, values exactly or within hash_tol, or (is_term, for `any`) one of the terms.
+template <class Sr, class T, class MT = T>
+void check_hash(const std::string& what, const Csr<T>& a0, const Csr<T>& b0, const std::vector<Csr<MT>>& masks,
+                const std::vector<HashRun>& runs, const Csr<T>* c0 = nullptr, const IsTerm<T>& is_term = {}) {
+    const Csr<T> t = csr_mxm<Sr>(a0, b0);
+    const Csr<T> empty(a0.nrows, b0.ncols);
+    const Csr<T>& cs = c0 ? *c0 : empty;
+    REQUIRE((!is_term || c0 == nullptr));  // every entry of the result is then one of T's
+    std::vector<Flat<T>> want;
+    for (const HashRun& r : runs) {
+        REQUIRE(r.mask < int(masks.size()));
+        want.push_back(csr_write_back(cs, t, r.mask < 0 ? nullptr : &masks[r.mask], r.d));
+    }
+    const Matrix<T> a = to_matrix(a0), b = to_matrix(b0);
+    const bool transposed = std::any_of(runs.begin(), runs.end(), [](const HashRun& r) { return r.d.transpose_b; });
+    const Matrix<T> bt = transposed ? to_matrix(transpose(b0)) : Matrix<T>(0, 0);
+    std::vector<Matrix<MT>> mask_matrices;
+    for (const auto& m : masks) mask_matrices.push_back(to_matrix(m));
+    const Matrix<T> c_init = to_matrix(cs);
+    for_each_knob_setting([&] {
+        for (std::size_t x = 0; x < runs.size(); ++x) {
+            const HashRun& r = runs[x];
+            INFO(what << ": " << a0.nrows << "x" << a0.ncols << " * " << b0.nrows << "x" << b0.ncols << " ("
+                      << t.nvals() << " entries in the product), " << describe(r));
+            Matrix<T> c = c_init;
+            const Matrix<T>& bb = r.d.transpose_b ? bt : b;
+            if (r.mask < 0) mxm(c, no_mask, no_accum, Sr{}, a, bb, r.d);
+            else mxm(c, mask_matrices[r.mask], no_accum, Sr{}, a, bb, r.d);
+            const std::string d = hash_diff(c, want[x], hash_tol<T>(), is_term);
+            INFO(d);
+            REQUIRE(d.empty());
+        }
+    });
+}
+
+// Products per row at and around each group boundary, and above the largest.
+std::vector<Index> boundary_products() {
+    std::vector<Index> out = {0, 1, 2};
+    for (Index e : {16, 128, 512, 2048, 8192})
+        for (Index p : {e - 1, e, e + 1}) out.push_back(p);
+    out.push_back(20011);
+    return out;
+}
+
+// op(A) and op(B) whose rows have exactly the wanted products (want[i] for row i).
+struct BoundaryCase {
+    Pattern a, b;
+    std::vector<Index> want;
+};
+
+// op(B) (n columns) has rows of degree 1 (9000), 7 (200), 100 (100), 0 (30) and one row of each boundary count up
+// to n, in random order; op(A) has, for each count P of boundary_products(), a row of P degree-1 rows (and two
+// empty ones), a row of the single degree-P row of B (and an empty one), and a mixed row of 100s, 7s and 1s;
+// its rows are shuffled.
+BoundaryCase boundary_case(ref::Gen& g, Index n) {
+    const std::vector<Index> targets = boundary_products();
+    std::vector<Index> degrees;
+    std::vector<Index> ones, sevens, hundreds, zeros;
+    std::map<Index, Index> single;  // degree -> row
+    auto block = [&](std::vector<Index>& ids, Index count, Index deg) {
+        for (Index x = 0; x < count; ++x) {
+            ids.push_back(degrees.size());
+            degrees.push_back(deg);
+        }
+    };
+    block(ones, 9000, 1);
+    block(sevens, 200, 7);
+    block(hundreds, 100, 100);
+    block(zeros, 30, 0);
+    for (Index p : targets)
+        if (p <= n && p > 0) {
+            single[p] = degrees.size();
+            degrees.push_back(p);
+        }
+    // Rows of B in random order, so that the kinds interleave.
+    const Index k = degrees.size();
+    std::vector<Index> all(k);
+    for (Index x = 0; x < k; ++x) all[x] = x;
+    const std::vector<Index> perm = pick(g, all, k);
+    std::vector<Index> bdeg(k);
+    for (Index x = 0; x < k; ++x) bdeg[perm[x]] = degrees[x];
+    for (auto* ids : {&ones, &sevens, &hundreds, &zeros})
+        for (Index& id : *ids) id = perm[id];
+    for (auto& [p, id] : single) id = perm[id];
+
+    BoundaryCase c{Pattern(0, k), with_degrees(g, n, bdeg), {}};
+    std::vector<std::vector<Index>> rows;
+    auto add = [&](std::vector<Index> cols, Index want) {
+        std::sort(cols.begin(), cols.end());
+        rows.push_back(std::move(cols));
+        c.want.push_back(want);
+    };
+    auto join = [](std::vector<Index> x, const std::vector<Index>& y) {
+        x.insert(x.end(), y.begin(), y.end());
+        return x;
+    };
+    for (Index p : targets) {
+        if (p <= ones.size()) add(join(pick(g, ones, p), pick(g, zeros, 2)), p);
+        if (single.count(p)) add(join({single[p]}, pick(g, zeros, 1)), p);
+        Index h = g.uniform(0, std::min<Index>(p / 100, hundreds.size()));
+        Index s = g.uniform(0, std::min<Index>((p - 100 * h) / 7, sevens.size()));
+        if (p - 100 * h - 7 * s > ones.size()) {
+            h = std::min<Index>(p / 100, hundreds.size());
+            s = std::min<Index>((p - 100 * h) / 7, sevens.size());
+        }
+        add(join(join(pick(g, hundreds, h), pick(g, sevens, s)), pick(g, ones, p - 100 * h - 7 * s)), p);
+    }
+    // Rows in random order.
+    std::vector<Index> order(rows.size());
+    for (Index x = 0; x < order.size(); ++x) order[x] = x;
+    order = pick(g, order, order.size());
+    c.a = Pattern(rows.size(), k);
+    std::vector<Index> want(rows.size());
+    for (Index x = 0; x < rows.size(); ++x) {
+        c.a.rows[x] = rows[order[x]];
+        want[x] = c.want[order[x]];
+    }
+    c.want = want;
+    return c;
+}
+
+// Gen's values: quarter integers for floating types, whose sums are exact in any order at these sizes.
+template <class T>
+auto gen_values(ref::Gen& g) {
+    return [&g](Index, Index) { return g.template value<T>(); };
+}
+// Uniform integers in [lo, hi].
+auto ints(ref::Gen& g, std::int64_t lo, std::int64_t hi) {
+    return [&g, lo, hi](Index, Index) { return lo + std::int64_t(g.uniform(0, Index(hi - lo))); };
+}
+// `special` for a share of the entries, else base(i, j).
+template <class V>
+auto with_share(ref::Gen& g, double share, std::int64_t special, V base) {
+    return [&g, share, special, base](Index i, Index j) { return g.real() < share ? special : base(i, j); };
+}
+
+}  // namespace
+
+TEST_CASE("SpGEMM hash: skewed rows of degree 0 and 1 and rows of degree 100000", "[mxm][spgemm][hash]") {
+    if (!ref::in_shard()) return;
+    ref::Gen g(201);
+    const Index m = 41, k = 100003, n = 100019;
+    // B: rows of degree 0, 1 and 2 mostly; two of 3000, one of 40000 and one of 100000.
+    std::vector<Index> bdeg(k);
+    for (Index& d : bdeg) {
+        const Index u = g.uniform(0, 9);
+        d = u < 4 ? 0 : u < 9 ? 1 : 2;
+    }
+    const Index b_huge = 13, b_big = 17, b_mid = 7, b_mid2 = 11, b_empty = 2, b_one = 3;
+    bdeg[b_huge] = 100000;
+    bdeg[b_big] = 40000;
+    bdeg[b_mid] = bdeg[b_mid2] = 3000;
+    bdeg[b_empty] = 0;
+    bdeg[b_one] = 1;
+    const Pattern bp = with_degrees(g, n, bdeg);
+    // A: empty rows, rows of one entry on each kind of B row, one row of 100000 entries, one of three heavy
+    // entries, the rest of degree 0 to 2.
+    Pattern ap = random_rows(g, m, k, 1, 0.0, 0);
+    ap.rows[0] = {};
+    ap.rows[1] = {b_huge};
+    ap.rows[2] = {b_empty};
+    ap.rows[3] = {b_one};
+    ap.rows[4] = {b_mid};
+    ap.rows[5] = distinct_columns(g, k, 100000);
+    ap.rows[6] = {b_mid2, b_huge, b_big};
+    ap.rows[m - 1] = {};
+    const std::vector<Index> products = products_per_row(ap, bp);
+    REQUIRE(products[1] == 100000);
+    REQUIRE(products[5] > 100000);
+
+    {
+        const auto a0 = fill<double>(ap, gen_values<double>(g)), b0 = fill<double>(bp, gen_values<double>(g));
+        check_hash<plus_times, double>("plus_times double", a0, b0, {}, {plain_run(false), plain_run(true)});
+    }
+    {
+        const auto a0 = fill<std::int64_t>(ap, ints(g, -4, 6)), b0 = fill<std::int64_t>(bp, ints(g, -4, 6));
+        check_hash<plus_pair, std::int64_t>("plus_pair int64", a0, b0, {}, {plain_run(false)});
+        // Masks (row i of sizes[i % 7] entries) that cap the heavy rows' products: row 1 (100000 products) to 5,
+        // row 5 to 17, row 6 to 8193; full rows and others.
+        const Csr<std::int64_t> t = csr_mxm<plus_pair>(a0, b0);
+        const std::vector<Csr<std::int64_t>> masks = {mask_with_sizes<std::int64_t>(
+            g, t, {0, 5, 100, 9000, n, 17, 8193}, 0.5, [&] { return std::int64_t(g.uniform(0, 2)); })};
+        check_hash<min_plus, std::int64_t>("min_plus int64", a0, b0, masks,
+                                           {mask_run(0, false, true, true), mask_run(0, true, false, false)});
+    }
+}
+
+TEST_CASE("SpGEMM hash: rectangular shapes with sizes 0 and 1 and odd sizes", "[mxm][spgemm][hash]") {
+    ref::Gen g(202);
+    std::vector<std::tuple<Index, Index, Index>> shapes;
+    for (Index m : {0, 1, 7, 33})
+        for (Index k : {0, 1, 7, 33})
+            for (Index n : {0, 1, 7, 33}) shapes.emplace_back(m, k, n);
+    // Larger odd shapes: one row of many products into 3 columns (capped by ncols), many rows of one inner
+    // entry, rows into every group.
+    for (auto s : {std::tuple<Index, Index, Index>{1, 4099, 3}, {3001, 1, 17}, {129, 3, 2049}, {257, 1031, 129},
+                   {65, 2049, 9001}})
+        shapes.push_back(s);
+    int x = 0;
+    for (auto [m, k, n] : shapes) {
+        ++x;
+        if (!ref::in_shard()) continue;
+        const Index deg_a = g.uniform(0, 3), deg_b = g.uniform(0, 4);
+        const auto a0 = fill<double>(random_rows(g, m, k, deg_a, 0.1, std::min<Index>(k, 300)), gen_values<double>(g));
+        const auto b0 = fill<double>(random_rows(g, k, n, deg_b, 0.05, n / 2 + 1), gen_values<double>(g));
+        const Csr<double> t = csr_mxm<plus_times>(a0, b0);
+        const std::vector<Csr<double>> masks = {mask_with_sizes<double>(
+            g, t, {0, 1, 3, 20, n}, 0.5, [&] { return g.real() < 0.3 ? 0.0 : g.value<double>(); })};
+        // Both forms of B unmasked, and one mask kind per shape in turn.
+        check_hash<plus_times, double>("plus_times double", a0, b0, masks,
+                                       {plain_run(false), plain_run(true), mask_run(0, x & 1, x & 2, x & 4)});
+    }
+}
+
+TEST_CASE("SpGEMM hash: rows with products at and around each group boundary", "[mxm][spgemm][hash]") {
+    ref::Gen g(203);
+    const Index n = 10007;
+    const BoundaryCase bc = boundary_case(g, n);
+    REQUIRE(products_per_row(bc.a, bc.b) == bc.want);
+    const std::vector<HashRun> unmasked = {plain_run(false), plain_run(true)};
+    // Non-complemented masks cap a row's products by |M(i,:)|: masks whose rows have boundary sizes (and more
+    // than the row's products); complemented ones do not cap.
+    std::vector<Index> mask_sizes = boundary_products();
+    mask_sizes.push_back(n);
+    const std::vector<HashRun> masked = {mask_run(0, false, true, false), mask_run(0, false, false, true),
+                                         mask_run(0, true, true, true), mask_run(0, true, false, false)};
+    if (ref::in_shard()) {
+        const auto a0 = fill<double>(bc.a, gen_values<double>(g)), b0 = fill<double>(bc.b, gen_values<double>(g));
+        const Csr<double> t = csr_mxm<plus_times>(a0, b0);
+        const std::vector<Csr<double>> masks = {
+            mask_with_sizes<double>(g, t, mask_sizes, 0.6, [&] { return g.real() < 0.3 ? 0.0 : 1.5; })};
+        std::vector<HashRun> runs = unmasked;
+        runs.insert(runs.end(), masked.begin(), masked.end());
+        check_hash<plus_times, double>("plus_times double", a0, b0, masks, runs);
+    }
+    if (ref::in_shard()) {
+        const auto a0 = fill<float>(bc.a, gen_values<float>(g)), b0 = fill<float>(bc.b, gen_values<float>(g));
+        check_hash<plus_times, float>("plus_times float", a0, b0, {}, unmasked);
+    }
+    if (ref::in_shard()) {
+        const auto a0 = fill<std::int64_t>(bc.a, ints(g, -4, 6)), b0 = fill<std::int64_t>(bc.b, ints(g, -4, 6));
+        // plus_pair counts the terms of each entry: a row's sum is its products.
+        const Csr<std::int64_t> t = csr_mxm<plus_pair>(a0, b0);
+        for (Index i = 0; i < t.nrows; ++i) {
+            std::int64_t sum = 0;
+            for (Index p = t.ptr[i]; p < t.ptr[i + 1]; ++p) sum += t.val[p];
+            REQUIRE(Index(sum) == bc.want[i]);
+        }
+        const std::vector<Csr<std::int64_t>> masks = {
+            mask_with_sizes<std::int64_t>(g, t, mask_sizes, 0.6, [&] { return std::int64_t(g.uniform(0, 2)); })};
+        std::vector<HashRun> runs = unmasked;
+        runs.insert(runs.end(), masked.begin(), masked.end());
+        check_hash<plus_pair, std::int64_t>("plus_pair int64", a0, b0, masks, runs);
+    }
+    if (ref::in_shard()) {
+        const auto a0 = fill<bool>(bc.a, gen_values<bool>(g)), b0 = fill<bool>(bc.b, gen_values<bool>(g));
+        check_hash<lor_land, bool>("lor_land bool", a0, b0, {}, unmasked);
+    }
+    // Products capped by ncols: n at and just above each boundary; rows of n - 1, n, n + 1, 2n and 5n products.
+    for (Index e : {16, 128, 512, 2048, 8192})
+        for (Index nc : {e, e + 1}) {
+            if (!ref::in_shard()) continue;
+            const Index d = std::min<Index>(nc, 64);
+            std::vector<Index> bdeg(700, d);
+            bdeg.insert(bdeg.end(), 1000, 1);
+            std::vector<Index> wide, ones;
+            for (Index r = 0; r < 700; ++r) wide.push_back(r);
+            for (Index r = 700; r < 1700; ++r) ones.push_back(r);
+            const Pattern bp = with_degrees(g, nc, bdeg);
+            Pattern ap(0, bdeg.size());
+            std::vector<Index> want;
+            for (Index p : {nc - 1, nc, nc + 1, 2 * nc, 5 * nc}) {
+                const Index q = std::min<Index>(p / d, wide.size()), r = p - q * d;
+                REQUIRE(r <= ones.size());
+                std::vector<Index> cols = pick(g, wide, q);
+                for (Index o : pick(g, ones, r)) cols.push_back(o);
+                std::sort(cols.begin(), cols.end());
+                ap.rows.push_back(cols);
+                want.push_back(p);
+            }
+            ap.nrows = ap.rows.size();
+            REQUIRE(products_per_row(ap, bp) == want);
+            const auto a0 = fill<double>(ap, gen_values<double>(g)), b0 = fill<double>(bp, gen_values<double>(g));
+            check_hash<plus_times, double>("plus_times double, ncols " + std::to_string(nc), a0, b0, {}, unmasked);
+        }
+}
+
+TEST_CASE("SpGEMM hash: semirings with terminal values and any and plus_times on every type",
+          "[mxm][spgemm][hash]") {
+    ref::Gen g(204);
+    // Rows into every group: most A rows of 0 to 6 entries, 5% of 400; most B rows of 0 to 6, 1% of 2000.
+    const Index m = 301, k = 3001, n = 9001;
+    const Pattern ap = random_rows(g, m, k, 3, 0.05, 400);
+    const Pattern bp = random_rows(g, k, n, 3, 0.01, 2000);
+    constexpr std::int64_t lo = std::numeric_limits<std::int64_t>::min(), hi = std::numeric_limits<std::int64_t>::max();
+    // Per semiring one unmasked call and one under a mask, with B and Bᵀ and the four mask kinds in turn (every
+    // mask kind with both is in the next test case).
+    int turn = 0;
+    auto runs = [&] {
+        ++turn;
+        return std::vector<HashRun>{plain_run(turn & 1), mask_run(0, turn & 2, turn & 4, !(turn & 1))};
+    };
+    const std::vector<Index> mask_sizes = {0, 1, 16, 17, 200, 3000};
+    auto mask_of = [&]<class MT, class T>(const Csr<T>& t, std::type_identity<MT>) {
+        return std::vector<Csr<MT>>{mask_with_sizes<MT>(g, t, mask_sizes, 0.5, [&] { return MT(g.uniform(0, 2)); })};
+    };
+    auto int_mask = [&](const Csr<std::int64_t>& t) { return mask_of(t, std::type_identity<std::int64_t>{}); };
+    // min_plus int64: -2^63 in A with B >= 0 (no overflow) reaches min's terminal value.
+    if (ref::in_shard()) {
+        const auto a0 = fill<std::int64_t>(ap, with_share(g, 0.05, lo, ints(g, -4, 6)));
+        const auto b0 = fill<std::int64_t>(bp, ints(g, 0, 9));
+        check_hash<min_plus, std::int64_t>("min_plus int64", a0, b0, int_mask(csr_mxm<min_plus>(a0, b0)), runs());
+    }
+    // max_plus int64: 2^63 - 1 in A with B <= 0 reaches max's terminal value.
+    if (ref::in_shard()) {
+        const auto a0 = fill<std::int64_t>(ap, with_share(g, 0.05, hi, ints(g, -6, 4)));
+        const auto b0 = fill<std::int64_t>(bp, ints(g, -9, 0));
+        check_hash<max_plus, std::int64_t>("max_plus int64", a0, b0, int_mask(csr_mxm<max_plus>(a0, b0)), runs());
+    }
+    // max_min and min_max int64: the terminal value where both entries have it.
+    if (ref::in_shard()) {
+        const auto a0 = fill<std::int64_t>(ap, with_share(g, 0.15, hi, ints(g, -4, 6)));
+        const auto b0 = fill<std::int64_t>(bp, with_share(g, 0.15, hi, ints(g, -4, 6)));
+        check_hash<max_min, std::int64_t>("max_min int64", a0, b0, int_mask(csr_mxm<max_min>(a0, b0)), runs());
+    }
+    if (ref::in_shard()) {
+        const auto a0 = fill<std::int64_t>(ap, with_share(g, 0.15, lo, ints(g, -4, 6)));
+        const auto b0 = fill<std::int64_t>(bp, with_share(g, 0.15, lo, ints(g, -4, 6)));
+        check_hash<min_max, std::int64_t>("min_max int64", a0, b0, int_mask(csr_mxm<min_max>(a0, b0)), runs());
+    }
+    // min_plus double: -inf in A (B finite) is min's terminal value.
+    if (ref::in_shard()) {
+        const double ninf = -std::numeric_limits<double>::infinity();
+        const auto a0 = fill<double>(ap, [&](Index, Index) { return g.real() < 0.05 ? ninf : g.value<double>(); });
+        const auto b0 = fill<double>(bp, gen_values<double>(g));
+        check_hash<min_plus, double>("min_plus double", a0, b0,
+                                     mask_of(csr_mxm<min_plus>(a0, b0), std::type_identity<double>{}), runs());
+    }
+    // lor_land and land_lor on bool: true and false are the terminal values.
+    if (ref::in_shard()) {
+        const auto a0 = fill<bool>(ap, gen_values<bool>(g)), b0 = fill<bool>(bp, gen_values<bool>(g));
+        check_hash<lor_land, bool>("lor_land bool", a0, b0,
+                                   mask_of(csr_mxm<lor_land>(a0, b0), std::type_identity<bool>{}), runs());
+    }
+    if (ref::in_shard()) {
+        const auto a0 = fill<bool>(ap, [&](Index, Index) { return g.real() < 0.2; });
+        const auto b0 = fill<bool>(bp, [&](Index, Index) { return g.real() < 0.2; });
+        check_hash<land_lor, bool>("land_lor bool", a0, b0,
+                                   mask_of(csr_mxm<land_lor>(a0, b0), std::type_identity<bool>{}), runs());
+    }
+    // any_second: B(r, j) = r n + j + 1, distinct, so that a value names its term; any_pair: every term is 1.
+    if (ref::in_shard()) {
+        const auto a0 = fill<std::int64_t>(ap, ints(g, -4, 6));
+        const auto b0 = fill<std::int64_t>(bp, [&](Index r, Index j) { return std::int64_t(r * n + j + 1); });
+        const IsTerm<std::int64_t> is_term = [&](Index i, Index j, std::int64_t v) {
+            if (v < 1) return false;
+            const Index r = Index(v - 1) / n;
+            return r < k && Index(v - 1) % n == j && a0.find(i, r) >= 0 && b0.find(r, j) >= 0;
+        };
+        check_hash<any_second, std::int64_t>("any_second int64", a0, b0, int_mask(csr_mxm<any_second>(a0, b0)),
+                                             runs(), nullptr, is_term);
+        check_hash<any_pair, std::int64_t>("any_pair int64", a0, b0, int_mask(csr_mxm<any_pair>(a0, b0)), runs());
+    }
+    // plus_times on float, double, int32 and uint8 (products and sums wrap around modulo 256); plus_pair int64.
+    if (ref::in_shard()) {
+        const auto a0 = fill<float>(ap, gen_values<float>(g)), b0 = fill<float>(bp, gen_values<float>(g));
+        check_hash<plus_times, float>("plus_times float", a0, b0,
+                                      mask_of(csr_mxm<plus_times>(a0, b0), std::type_identity<float>{}), runs());
+    }
+    if (ref::in_shard()) {
+        const auto a0 = fill<double>(ap, gen_values<double>(g)), b0 = fill<double>(bp, gen_values<double>(g));
+        check_hash<plus_times, double>("plus_times double", a0, b0,
+                                       mask_of(csr_mxm<plus_times>(a0, b0), std::type_identity<double>{}), runs());
+    }
+    if (ref::in_shard()) {
+        const auto a0 = fill<std::int32_t>(ap, ints(g, -4, 6)), b0 = fill<std::int32_t>(bp, ints(g, -4, 6));
+        check_hash<plus_times, std::int32_t>(
+            "plus_times int32", a0, b0, mask_of(csr_mxm<plus_times>(a0, b0), std::type_identity<std::int32_t>{}), runs());
+    }
+    if (ref::in_shard()) {
+        const auto a0 = fill<std::uint8_t>(ap, ints(g, 0, 255)), b0 = fill<std::uint8_t>(bp, ints(g, 0, 255));
+        check_hash<plus_times, std::uint8_t>(
+            "plus_times uint8", a0, b0, mask_of(csr_mxm<plus_times>(a0, b0), std::type_identity<std::uint8_t>{}), runs());
+    }
+    if (ref::in_shard()) {
+        const auto a0 = fill<std::int64_t>(ap, ints(g, -4, 6)), b0 = fill<std::int64_t>(bp, ints(g, -4, 6));
+        check_hash<plus_pair, std::int64_t>("plus_pair int64", a0, b0, int_mask(csr_mxm<plus_pair>(a0, b0)), runs());
+    }
+}
+
+TEST_CASE("SpGEMM hash: masks of every kind with A times B and A times B transposed", "[mxm][spgemm][hash]") {
+    ref::Gen g(205);
+    const Index m = 97, k = 2003, n = 10007;
+    const Pattern ap = random_rows(g, m, k, 3, 0.08, 300);
+    const Pattern bp = random_rows(g, k, n, 3, 0.01, 3000);
+    // Mask rows: empty, of one entry, of each boundary size, full; half of each on the product's pattern, the
+    // rest anywhere; a third of the values zero (false), so that the valued mask differs from the structural one.
+    std::vector<Index> sizes = {0, 1, 5, 40};
+    for (Index e : {16, 128, 512, 2048, 8192})
+        for (Index p : {e, e + 1}) sizes.push_back(p);
+    sizes.push_back(n);
+    // Each kind (complemented or not, structural or valued) with B and with Bᵀ (transpose_b), replace on every
+    // other; C starts with entries so that the mask's keep and replace rules both show.
+    std::vector<HashRun> every = {plain_run(false), plain_run(true)};
+    for (int kind = 0; kind < 4; ++kind)
+        for (int tb = 0; tb < 2; ++tb) every.push_back(mask_run(0, kind & 1, kind & 2, tb, (kind + tb) & 1));
+    std::vector<HashRun> four;  // the four kinds, B and Bᵀ in turn
+    for (int kind = 0; kind < 4; ++kind) four.push_back(mask_run(0, kind & 1, kind & 2, (kind ^ (kind >> 1)) & 1));
+    if (ref::in_shard()) {
+        const auto a0 = fill<double>(ap, gen_values<double>(g)), b0 = fill<double>(bp, gen_values<double>(g));
+        const auto c0 = fill<double>(random_rows(g, m, n, 20, 0.05, 2000), gen_values<double>(g));
+        const Csr<double> t = csr_mxm<plus_times>(a0, b0);
+        const std::vector<Csr<double>> masks = {
+            mask_with_sizes<double>(g, t, sizes, 0.5, [&] { return g.real() < 0.33 ? 0.0 : g.value<double>(); })};
+        check_hash<plus_times, double>("plus_times double, mask double", a0, b0, masks, every, &c0);
+        // A mask of another type (bool: its false entries are holes of the valued mask).
+        const std::vector<Csr<bool>> bool_masks = {
+            mask_with_sizes<bool>(g, t, sizes, 0.5, [&] { return g.real() >= 0.33; })};
+        check_hash<plus_times, double, bool>("plus_times double, mask bool", a0, b0, bool_masks, four, &c0);
+    }
+    if (ref::in_shard()) {
+        const auto a0 = fill<std::int64_t>(ap, ints(g, -4, 6)), b0 = fill<std::int64_t>(bp, ints(g, -4, 6));
+        const Csr<std::int64_t> t = csr_mxm<plus_pair>(a0, b0);
+        const std::vector<Csr<std::int64_t>> masks = {
+            mask_with_sizes<std::int64_t>(g, t, sizes, 0.5, [&] { return std::int64_t(g.uniform(0, 2)); })};
+        check_hash<plus_pair, std::int64_t>("plus_pair int64", a0, b0, masks, four);
+    }
+}
+
+TEST_CASE("SpGEMM hash: the same product twice gives bit-identical values", "[mxm][spgemm][hash][determinism]") {
+    if (!ref::in_shard()) return;
+    ref::Gen g(206);
+    // float plus_times on values that do not add exactly, so that another order of the sums would show: rows of
+    // up to 5000 entries (up to 200000 products, hundreds of terms per entry) into 257 columns.
+    const Index k = 6007, n = 257;
+    std::vector<Index> adeg;
+    for (int rep = 0; rep < 8; ++rep)
+        for (Index d : {0, 1, 30, 300, 1200, 5000}) adeg.push_back(d);
+    auto real = [&](Index, Index) { return float(g.real() * 2 - 0.7); };
+    const Csr<float> a0 = fill<float>(with_degrees(g, k, adeg), real);
+    const Csr<float> b0 = fill<float>(random_rows(g, k, n, 40, 0.0, 0), real);
+    const Index m = a0.nrows;
+    // The exact sums (in double: exact for these float products at these sizes, up to rounding far below
+    // float's) and the sums of the terms' magnitudes, the scale of a float sum's rounding.
+    auto to_double = [](const Csr<float>& s, bool magnitude) {
+        Csr<double> d(s.nrows, s.ncols);
+        d.ptr = s.ptr;
+        d.col = s.col;
+        for (float x : s.val) d.val.push_back(magnitude ? std::abs(double(x)) : double(x));
+        return d;
+    };
+    const Csr<double> exact = csr_mxm<plus_times>(to_double(a0, false), to_double(b0, false));
+    const Csr<double> scale = csr_mxm<plus_times>(to_double(a0, true), to_double(b0, true));
+    const Csr<float> mask0 = fill<float>(random_rows(g, m, n, 60, 0.1, n), [](Index, Index) { return 1.0f; });
+    const Matrix<float> a = to_matrix(a0), b = to_matrix(b0), bt = to_matrix(transpose(b0)), mask = to_matrix(mask0);
+    // Unmasked with B; under a complemented structural mask with Bᵀ.
+    const HashRun runs[] = {plain_run(false), mask_run(0, true, true, true)};
+    for_each_knob_setting([&] {
+        for (const HashRun& r : runs) {
+            INFO(describe(r));
+            auto product = [&] {
+                Matrix<float> c(m, n);
+                if (r.mask < 0) mxm(c, no_mask, no_accum, plus_times{}, a, r.d.transpose_b ? bt : b, r.d);
+                else mxm(c, mask, no_accum, plus_times{}, a, r.d.transpose_b ? bt : b, r.d);
+                return tuples(c);
+            };
+            const Tuples<float> first = product(), second = product();
+            REQUIRE(first.r == second.r);
+            REQUIRE(first.c == second.c);
+            REQUIRE(first.v.size() == second.v.size());
+            REQUIRE(std::memcmp(first.v.data(), second.v.data(), first.v.size() * sizeof(float)) == 0);
+            // Against the exact sums: the pattern exactly, the values within 1e-5 of their terms' magnitude.
+            const Flat<double> want = csr_write_back(Csr<double>(m, n), exact, r.mask < 0 ? nullptr : &mask0, r.d);
+            REQUIRE(want.v.size() > 0);
+            REQUIRE(first.r == want.r);
+            REQUIRE(first.c == want.c);
+            for (std::size_t x = 0; x < want.v.size(); ++x) {
+                const double s = scale.val[scale.find(want.r[x], want.c[x])];
+                if (!(std::abs(double(first.v[x]) - want.v[x]) <= 1e-5 * std::max(1.0, s)))
+                    FAIL("entry (" << want.r[x] << ", " << want.c[x] << "): got " << std::setprecision(9)
+                                   << first.v[x] << ", exact " << std::setprecision(17) << want.v[x]
+                                   << ", sum of magnitudes " << s);
+            }
+        }
+    });
 }

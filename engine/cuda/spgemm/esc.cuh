@@ -1,7 +1,6 @@
 // Expand-sort-compress SpGEMM: the pieces shared by the type-independent driver and the per-type value
-// kernels of engine/cuda/spgemm/spgemm.cu. Nothing outside this folder includes it: the backend's only
-// SpGEMM entry point is cuda::spgemm<T> (engine/cuda/backend.hpp), so a different algorithm (the AIA hash
-// SpGEMM) can replace the whole folder.
+// kernels of engine/cuda/spgemm/esc.cu. Nothing outside this folder includes it: the backend's only SpGEMM
+// entry point is cuda::spgemm<T> (engine/cuda/backend.hpp), which chooses between it and the hash SpGEMM.
 #pragma once
 #include <cuda_runtime.h>
 

@@ -1,503 +1,888 @@
-// C = A ⊕.⊗ B (optionally only where a mask allows) on the GPU by expand-sort-compress, in row batches of
-// bounded size: every intermediate product A(i,k)·B(k,j) becomes a key (i, j) with its product number,
-// products the mask forbids are dropped before the sort, a stable radix sort groups equal keys in
-// expansion order, and each run of equal keys is combined in that order by the add monoid. See README.md
-// beside this file for the design and what the hash SpGEMM will change.
-//
-// Build-time rule: the CUB algorithms (scan, select, radix sort) run on keys and product numbers only and
-// are compiled once; the per-type code is the two small combining kernels.
+// C = A ⊕.⊗ B (optionally only where a mask allows) on the GPU: the hash SpGEMM of papers/aia-hash-spgemm.txt.
+// Rows are grouped by their intermediate products (Algorithm 1), a symbolic phase counts each row's distinct
+// columns in hash tables, one scan places the rows and C is allocated exactly once, a numeric phase combines
+// the values in the tables and writes each row sorted by column. No product is written to global memory.
+// The kernels are in hash.cuh; README.md beside this file has the design, the floor and the measurements.
 #include <cuda_runtime.h>
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
-#include <cub/device/device_select.cuh>
-#include <thrust/iterator/counting_iterator.h>
+#include <cub/device/device_segmented_sort.cuh>
+#include <thrust/iterator/transform_iterator.h>
 
+#include <algorithm>
+#include <array>
+#include <chrono>
 #include <cstdlib>
-#include <limits>
 #include <string>
 #include <vector>
 
 #include "engine/cuda/backend.hpp"
+#include "engine/cuda/batching.hpp"
 #include "engine/cuda/opcodes.hpp"
-#include "engine/cuda/spgemm/esc.cuh"
+#include "engine/cuda/runtime.hpp"
+#include "engine/cuda/spgemm/hash.cuh"
+#include "engine/cuda/spgemm/scratch.cuh"
+#include "engine/cuda/spgemm/select.hpp"
 #include "engine/matrix.hpp"
 #include "engine/memory.hpp"
 #include "engine/trace.hpp"
 
 namespace hybla::cuda {
-namespace esc {
+namespace hash {
 namespace {
 
-// ------------------------------------------------------------------ device helpers
+cudaStream_t stream_of(const Context& ctx) { return static_cast<cudaStream_t>(ctx.stream()); }
+void check(cudaError_t e, const char* what, std::size_t bytes = 0) { checked(int(e), what, bytes); }
+void check_launch(const char* what) { check(cudaGetLastError(), what); }
 
-// Whether the sorted c[b, e) holds j.
-HYBLA_HD inline bool contains_sorted(const ColIndex* c, Offset b, Offset e, ColIndex j) {
-    const Offset end = e;
-    while (b < e) {
-        Offset m = b + (e - b) / 2;
-        if (c[m] < j) b = m + 1;
-        else e = m;
-    }
-    return b < end && c[b] == j;
+constexpr unsigned block_size = 256;
+unsigned grid_for(std::uint64_t n, std::uint64_t per_block = block_size) {
+    return unsigned(std::clamp<std::uint64_t>((n + per_block - 1) / per_block, 1, std::uint64_t(1) << 20));
 }
-
-// First r in [0, n) with k[r] >= x (n if none).
-HYBLA_HD inline std::uint64_t lower_bound_key(const Key* k, std::uint64_t n, Key x) {
-    std::uint64_t b = 0, e = n;
-    while (b < e) {
-        std::uint64_t m = b + (e - b) / 2;
-        if (k[m] < x) b = m + 1;
-        else e = m;
-    }
-    return b;
-}
-
 __device__ inline std::uint64_t thread_index() { return blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; }
 __device__ inline std::uint64_t thread_count() { return std::uint64_t(gridDim.x) * blockDim.x; }
 
-// ------------------------------------------------------------------ type-independent kernels
+// The symbolic phase has no values: its kernels are instantiated once, with this in place of a semiring.
+struct NoValues {
+    template <class T> __device__ T add(T a, T) const { return a; }
+    template <class T> __device__ T multiply(T a, T) const { return a; }
+};
+using NoValue = std::uint8_t;
 
-// work[p] = |B(A.col[p], :)| for each entry of A, and work[nnz] = 0, so that an exclusive sum gives each
-// entry's first product number and the total.
-__global__ void entry_work_kernel(Offset a_nnz, const ColIndex* a_cols, const Offset* b_offsets, Offset* work) {
-    for (std::uint64_t p = thread_index(); p <= a_nnz; p += thread_count()) {
-        Offset w = 0;
-        if (p < a_nnz) {
-            const ColIndex k = a_cols[p];
-            w = b_offsets[k + 1] - b_offsets[k];
-        }
-        work[p] = w;
-    }
-}
+// ------------------------------------------------------------------ row analysis and grouping
 
-// The row of each entry of A; a warp per row so that a row of 10^6 entries is 32-wide stores.
-__global__ void entry_rows_kernel(Index m, const Offset* a_offsets, std::uint32_t* rows) {
+// products[i] = Σ over A(i,:) of |B(k,:)| (a warp per row).
+__global__ void row_products_kernel(Index m, const Offset* a_off, const ColIndex* a_cols, const Offset* b_off,
+                                    Offset* products) {
     const unsigned lane = threadIdx.x & 31;
     const std::uint64_t warps = thread_count() / 32;
-    for (std::uint64_t i = thread_index() / 32; i < m; i += warps)
-        for (Offset p = a_offsets[i] + lane; p < a_offsets[i + 1]; p += 32) rows[p] = std::uint32_t(i);
-}
-
-// The end of the batch starting at row r0: as many rows as fit in budget products, at least one.
-// out = {r1, first entry, end entry, first product, end product}.
-__global__ void batch_end_kernel(const Offset* e_prefix, const Offset* a_offsets, Index m, Index r0, Offset budget,
-                                 Offset* out) {
-    const Offset base = e_prefix[a_offsets[r0]];
-    auto work_to = [&](Index r) { return e_prefix[a_offsets[r]] - base; };
-    Index lo = r0 + 1, hi = m;
-    if (work_to(lo) <= budget) {
-        while (lo < hi) {  // the largest r in [lo, hi] with work_to(r) <= budget
-            Index mid = lo + (hi - lo + 1) / 2;
-            if (work_to(mid) <= budget) lo = mid;
-            else hi = mid - 1;
+    for (std::uint64_t i = thread_index() / 32; i < m; i += warps) {
+        Offset sum = 0;
+        for (Offset p = a_off[i] + lane; p < a_off[i + 1]; p += 32) {
+            const ColIndex k = a_cols[p];
+            sum += b_off[k + 1] - b_off[k];
         }
+        for (unsigned d = 16; d > 0; d >>= 1) sum += __shfl_down_sync(full_mask, sum, d);
+        if (lane == 0) products[i] = sum;
     }
-    out[0] = lo;
-    out[1] = a_offsets[r0];
-    out[2] = a_offsets[lo];
-    out[3] = base;
-    out[4] = e_prefix[a_offsets[lo]];
 }
 
-struct ExpandArgs {
-    const Offset* e_prefix;
-    Offset p0, p1;  // the batch's entries of A
-    Offset g0;      // global number of its first product
-    std::uint64_t nprod;
-    const ColIndex* a_cols;
-    const std::uint32_t* a_rows;
-    const Offset* b_offsets;
-    const ColIndex* b_cols;
-    Index r0;
-    int colbits;
-    const Offset* mask_offsets;  // null: no mask
-    const ColIndex* mask_cols;
+struct GroupArgs {
+    Index m, n;
+    const Offset* a_off;
+    const Offset* products;
+    const Offset* nnz;  // null: the symbolic phase's grouping
+    const Offset* m_off;
     bool complement;
-    Key* keys;        // nprod
-    Slot* slots;      // nprod, unmasked only (the identity: masked batches select theirs)
-    std::uint8_t* keep;  // nprod, masked only
+    unsigned shared_enabled;  // groups 0 .. shared_enabled - 1 fit the device's shared memory
+    unsigned min_group;
+    Offset* size;
+    std::uint8_t* key;
+    std::uint32_t* rows;
+    unsigned long long* counts;  // group_count each
+    unsigned long long* max_size;
+    Offset* row_nnz;  // symbolic: where rows of one entry get their count
 };
 
-inline constexpr unsigned expand_items = 4;  // products per thread and tile
-
-// One thread per product. Each block takes tiles of consecutive products and first finds the span of A
-// entries the tile covers, so that each thread's search for its entry is short however skewed the rows.
-__global__ void __launch_bounds__(block_size) expand_kernel(ExpandArgs x) {
-    __shared__ Offset span[2];
-    const std::uint64_t tile = std::uint64_t(blockDim.x) * expand_items;
-    for (std::uint64_t t0 = blockIdx.x * tile; t0 < x.nprod; t0 += std::uint64_t(gridDim.x) * tile) {
-        const std::uint64_t t1 = t0 + tile < x.nprod ? t0 + tile : x.nprod;
-        if (threadIdx.x == 0) {
-            span[0] = entry_of(x.e_prefix, x.p0, x.p1, x.g0 + t0);
-            span[1] = entry_of(x.e_prefix, x.p0, x.p1, x.g0 + t1 - 1) + 1;
+// Each row's size and group (no_group: nothing to do), the rows numbered for the sort by group, and each
+// group's row count and largest size.
+__global__ void group_kernel(GroupArgs x) {
+    __shared__ unsigned long long hist[group_count], big[group_count];
+    if (threadIdx.x < group_count) hist[threadIdx.x] = big[threadIdx.x] = 0;
+    __syncthreads();
+    for (std::uint64_t i = thread_index(); i < x.m; i += thread_count()) {
+        const Offset prod = x.products[i];
+        const Offset mask_len = x.m_off ? x.m_off[i + 1] - x.m_off[i] : 0;
+        const bool masked = x.m_off && !x.complement;
+        Offset s;
+        if (!x.nnz) {
+            s = prod < x.n ? prod : x.n;
+            if (masked && mask_len < s) s = mask_len;
+        } else {
+            s = x.nnz[i] == 0 ? 0 : (masked && mask_len <= prod ? mask_len : x.nnz[i]);
         }
-        __syncthreads();
-        const Offset lo = span[0], hi = span[1];
-        for (std::uint64_t t = t0 + threadIdx.x; t < t1; t += blockDim.x) {
-            const Offset g = x.g0 + t;
-            const Offset p = entry_of(x.e_prefix, lo, hi, g);
-            const Index row = x.a_rows[p];
-            const ColIndex k = x.a_cols[p];
-            const ColIndex j = x.b_cols[x.b_offsets[k] + (g - x.e_prefix[p])];
-            x.keys[t] = (Key(row - x.r0) << x.colbits) | Key(j);
-            if (x.mask_offsets) {
-                const bool in = contains_sorted(x.mask_cols, x.mask_offsets[row], x.mask_offsets[row + 1], j);
-                x.keep[t] = in != x.complement;
-            } else {
-                x.slots[t] = Slot(t);
-            }
+        std::uint8_t g = no_group;
+        const bool single = !x.m_off && x.a_off[i + 1] - x.a_off[i] == 1;
+        if (single && s > 0) {
+            g = std::uint8_t(single_group);  // its count is its B row's length
+            if (!x.nnz) x.row_nnz[i] = prod;
+            atomicAdd(&hist[g], 1ull);
+        } else if (s > 0) {
+            g = std::uint8_t(global_group);
+            for (unsigned k = x.min_group; k < x.shared_enabled; ++k)
+                if (s <= group_limit(k)) {
+                    g = std::uint8_t(k);
+                    break;
+                }
+            atomicAdd(&hist[g], 1ull);
+            atomicMax(&big[g], (unsigned long long)s);
         }
-        __syncthreads();  // span is rewritten by the next tile
+        x.size[i] = s;
+        x.key[i] = g;
+        x.rows[i] = std::uint32_t(i);
+    }
+    __syncthreads();
+    if (threadIdx.x < group_count && hist[threadIdx.x]) {
+        atomicAdd(&x.counts[threadIdx.x], hist[threadIdx.x]);
+        atomicMax(&x.max_size[threadIdx.x], big[threadIdx.x]);
     }
 }
 
-__global__ void gather_keys_kernel(std::uint64_t n, const Slot* slots, const Key* from, Key* to) {
-    for (std::uint64_t s = thread_index(); s < n; s += thread_count()) to[s] = from[slots[s]];
+// out[r] = values[rows[r]] for the rows of one group.
+__global__ void gather_kernel(std::uint64_t n, const std::uint32_t* rows, const Offset* values, Offset* out) {
+    for (std::uint64_t r = thread_index(); r < n; r += thread_count()) out[r] = values[rows[r]];
 }
 
-__global__ void run_heads_kernel(std::uint64_t n, const Key* keys, std::uint8_t* head) {
-    for (std::uint64_t s = thread_index(); s < n; s += thread_count()) head[s] = s == 0 || keys[s] != keys[s - 1];
-}
-
-__global__ void decode_runs_kernel(std::uint64_t runs, const Slot* run_start, const Key* keys, Key colmask,
-                                   Key* run_keys, ColIndex* cols) {
-    for (std::uint64_t r = thread_index(); r < runs; r += thread_count()) {
-        const Key k = keys[run_start[r]];
-        run_keys[r] = k;
-        cols[r] = ColIndex(k & colmask);
+// Rows of one entry A(i,k): C(i,:) = A(i,k) ⊗ B(k,:), in B's column order (a warp per row).
+template <class T, class Sr>
+__global__ void single_rows_kernel(std::uint64_t nrows, const std::uint32_t* rows, RowArgs x, Sr sr) {
+    const unsigned lane = threadIdx.x & 31;
+    const T* const a_vals = static_cast<const T*>(x.a_vals);
+    const T* const b_vals = static_cast<const T*>(x.b_vals);
+    T* const c_vals = static_cast<T*>(x.c_vals);
+    for (std::uint64_t r = thread_index() / 32; r < nrows; r += thread_count() / 32) {
+        const std::uint32_t row = rows[r];
+        const Offset p = x.a_off[row], c0 = x.c_off[row];
+        const ColIndex k = x.a_cols[p];
+        const T a = a_vals[p];
+        const Offset qb = x.b_off[k], qe = x.b_off[k + 1];
+        for (Offset q = qb + lane; q < qe; q += 32) {
+            x.c_cols[c0 + (q - qb)] = x.b_cols[q];
+            c_vals[c0 + (q - qb)] = sr.template multiply<T>(a, b_vals[q]);
+        }
     }
 }
 
-// offsets[r0 + lr] for lr in [0, nb]: the batch's entries before local row lr, after base earlier entries.
-__global__ void row_offsets_kernel(Index r0, Index nb, const Key* run_keys, std::uint64_t runs, int colbits, Offset base,
-                                   Offset* offsets) {
-    for (std::uint64_t lr = thread_index(); lr <= nb; lr += thread_count())
-        offsets[r0 + lr] = base + (lr == nb ? runs : lower_bound_key(run_keys, runs, Key(lr) << colbits));
+// The rows being sorted copied out of C, one after another (a block per row): cols, values and positions.
+template <class T>
+__global__ void stage_rows_kernel(std::uint64_t nrows, const std::uint32_t* rows, const Offset* pos, Offset base,
+                                  const Offset* c_off, const ColIndex* c_cols, const T* c_vals, ColIndex* s_cols,
+                                  T* s_vals, std::uint32_t* s_idx) {
+    for (std::uint64_t r = blockIdx.x; r < nrows; r += gridDim.x) {
+        const Offset b = pos[r] - base, e = pos[r + 1] - base, c0 = c_off[rows[r]];
+        for (Offset t = b + threadIdx.x; t < e; t += blockDim.x) {
+            s_cols[t] = c_cols[c0 + (t - b)];
+            s_vals[t] = c_vals[c0 + (t - b)];
+            s_idx[t] = std::uint32_t(t);
+        }
+    }
 }
 
-// ------------------------------------------------------------------ CUB, compiled once
+// The sorted rows back into C.
+template <class T>
+__global__ void place_sorted_kernel(std::uint64_t nrows, const std::uint32_t* rows, const Offset* pos, Offset base,
+                                    const ColIndex* sorted_cols, const std::uint32_t* perm, const T* s_vals,
+                                    const Offset* c_off, ColIndex* c_cols, T* c_vals) {
+    for (std::uint64_t r = blockIdx.x; r < nrows; r += gridDim.x) {
+        const Offset b = pos[r] - base, e = pos[r + 1] - base, c0 = c_off[rows[r]];
+        for (Offset t = b + threadIdx.x; t < e; t += blockDim.x) {
+            c_cols[c0 + (t - b)] = sorted_cols[t];
+            c_vals[c0 + (t - b)] = s_vals[perm[t]];
+        }
+    }
+}
 
-// Device scratch for CUB that only grows (stream-ordered, so reuse between calls is safe).
-class Scratch {
+// ------------------------------------------------------------------ host side
+
+using spgemm_detail::exclusive_sum;
+using spgemm_detail::Scratch;
+
+unsigned env_unsigned(const char* name, unsigned fallback) {
+    if (const char* e = std::getenv(name); e && *e) {
+        char* end = nullptr;
+        const unsigned long v = std::strtoul(e, &end, 10);
+        if (end != e && *end == '\0') return unsigned(v);
+    }
+    return fallback;
+}
+
+int optin_shared_bytes(int device) {
+    int v = 0;
+    check(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), "cudaDeviceGetAttribute");
+    return v;
+}
+
+// The number of leading shared-memory groups whose blocks fit the device.
+unsigned shared_groups_enabled(bool values, std::size_t vsize, int device) {
+    const std::size_t optin = std::size_t(optin_shared_bytes(device));
+    unsigned g = 0;
+    while (g < shared_groups &&
+           layout(values, vsize, group_shapes[g].g, group_shapes[g].block, group_shapes[g].slots).bytes <= optin)
+        ++g;
+    return g;
+}
+
+template <class T, class Sr, bool Values, unsigned G, unsigned BLOCK, unsigned S>
+void launch_rows(const RowArgs& x, const Sr& sr, std::uint64_t blocks, cudaStream_t stream) {
+    constexpr std::size_t bytes = layout(Values, sizeof(T), G, BLOCK, S).bytes;
+    auto kernel = rows_kernel<T, Sr, Values, G, BLOCK, S>;
+    if (bytes > 48 * 1024)
+        check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)),
+              "SpGEMM: cudaFuncSetAttribute");
+    kernel<<<unsigned(std::min<std::uint64_t>(blocks, 0x7FFFFFFF)), BLOCK, bytes, stream>>>(x, sr);
+    check_launch(Values ? "SpGEMM: numeric kernel" : "SpGEMM: symbolic kernel");
+}
+
+template <class T, class Sr, bool Values>
+void launch_group(unsigned g, const RowArgs& x, const Sr& sr, std::uint64_t blocks, cudaStream_t stream) {
+    constexpr auto& s = group_shapes;
+    switch (g) {
+        case 0: return launch_rows<T, Sr, Values, s[0].g, s[0].block, s[0].slots>(x, sr, blocks, stream);
+        case 1: return launch_rows<T, Sr, Values, s[1].g, s[1].block, s[1].slots>(x, sr, blocks, stream);
+        case 2: return launch_rows<T, Sr, Values, s[2].g, s[2].block, s[2].slots>(x, sr, blocks, stream);
+        case 3: return launch_rows<T, Sr, Values, s[3].g, s[3].block, s[3].slots>(x, sr, blocks, stream);
+        case 4: return launch_rows<T, Sr, Values, s[4].g, s[4].block, s[4].slots>(x, sr, blocks, stream);
+        default: return launch_rows<T, Sr, Values, global_block, global_block, 0>(x, sr, blocks, stream);
+    }
+}
+
+// Rows sorted by group, and where each group starts.
+struct Grouping {
+    Array<Offset> size;
+    Array<std::uint32_t> rows;
+    std::array<unsigned long long, group_count> counts{}, max_size{}, start{};
+};
+
+Grouping group_rows(const GroupArgs& proto, const Context& ctx, Scratch& scratch) {
+    const cudaStream_t stream = stream_of(ctx);
+    Grouping out{Array<Offset>(proto.m, ctx), Array<std::uint32_t>(proto.m, ctx)};
+    Array<std::uint8_t> keys(proto.m, ctx), keys_sorted(proto.m, ctx);
+    Array<std::uint32_t> rows_in(proto.m, ctx);
+    Array<unsigned long long> stats(2 * group_count, ctx);
+    check(cudaMemsetAsync(stats.data(), 0, stats.size() * sizeof(unsigned long long), stream), "SpGEMM: memset");
+    GroupArgs x = proto;
+    x.size = out.size.data();
+    x.key = keys.data();
+    x.rows = rows_in.data();
+    x.counts = stats.data();
+    x.max_size = stats.data() + group_count;
+    group_kernel<<<grid_for(proto.m), block_size, 0, stream>>>(x);
+    check_launch("SpGEMM: group kernel");
+    std::size_t bytes = 0;
+    check(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys.data(), keys_sorted.data(), rows_in.data(),
+                                          out.rows.data(), std::int64_t(proto.m), 0, 3, stream),
+          "SpGEMM: sort size");
+    check(cub::DeviceRadixSort::SortPairs(scratch.get(bytes), bytes, keys.data(), keys_sorted.data(), rows_in.data(),
+                                          out.rows.data(), std::int64_t(proto.m), 0, 3, stream),
+          "SpGEMM: sorting rows by group");
+    unsigned long long host[2 * group_count];
+    cuda::copy(host, stats.data(), sizeof host, CopyKind::device_to_host, ctx.stream());
+    unsigned long long at = 0;
+    for (unsigned g = 0; g < group_count; ++g) {
+        out.counts[g] = host[g];
+        out.max_size[g] = host[group_count + g];
+        out.start[g] = at;
+        at += host[g];
+    }
+    return out;
+}
+
+std::uint64_t pow2_at_least(std::uint64_t v) {
+    std::uint64_t s = 32;
+    while (s < v) s <<= 1;
+    return s;
+}
+
+// Global tables for the rows of the global group: blocks x slots, as many blocks (up to two per SM) as a
+// quarter of the free memory holds. Fails naming the bytes when not even one fits.
+struct GlobalTables {
+    std::uint64_t blocks = 0, slots = 0;
+};
+GlobalTables plan_global(const Grouping& grp, std::size_t bytes_per_slot, const Context& ctx) {
+    GlobalTables t;
+    const std::uint64_t rows = grp.counts[global_group];
+    if (rows == 0) return t;
+    t.slots = pow2_at_least(2 * grp.max_size[global_group]);
+    const std::uint64_t per_block = t.slots * bytes_per_slot;
+    if (t.slots > (std::uint64_t(1) << 31))
+        throw OutOfMemory("SpGEMM: a row of " + std::to_string(grp.max_size[global_group]) +
+                              " columns needs a hash table of " + std::to_string(per_block) + " bytes",
+                          per_block);
+    const std::uint64_t free_bytes = available_device_bytes(ctx.device());
+    const std::uint64_t fit = free_bytes / 4 / per_block;
+    if (fit == 0 && per_block > free_bytes)
+        throw OutOfMemory("SpGEMM: a row's hash table needs " + std::to_string(per_block) + " bytes, " +
+                              std::to_string(free_bytes) + " are free",
+                          per_block);
+    t.blocks = std::clamp<std::uint64_t>(std::min<std::uint64_t>(fit, 2 * std::uint64_t(multiprocessor_count(ctx.device()))), 1,
+                                         rows);
+    return t;
+}
+
+// Sorts the rows rows[0, nrows) of C by column, stably (entries of one column keep their order), in batches of
+// at most 2^27 entries: each batch is copied out, sorted as segments (CUB, keys and positions only) and put back.
+template <class T>
+void sort_rows(const std::uint32_t* rows, std::uint64_t nrows, const Offset* row_nnz, const Offset* c_off,
+               ColIndex* c_cols, T* c_vals, Scratch& scratch, const Context& ctx) {
+    if (nrows == 0) return;
+    const cudaStream_t stream = stream_of(ctx);
+    Array<Offset> len(nrows + 1, ctx), pos_dev(nrows + 1, ctx);
+    gather_kernel<<<grid_for(nrows), block_size, 0, stream>>>(nrows, rows, row_nnz, len.data());
+    check_launch("SpGEMM: gather kernel");
+    check(cudaMemsetAsync(len.data() + nrows, 0, sizeof(Offset), stream), "SpGEMM: memset");
+    exclusive_sum(len.data(), pos_dev.data(), nrows + 1, scratch, ctx);
+    std::vector<Offset> pos(nrows + 1);
+    cuda::copy(pos.data(), pos_dev.data(), (nrows + 1) * sizeof(Offset), CopyKind::device_to_host, ctx.stream());
+    Offset biggest = 0;
+    for (std::uint64_t r = 0; r < nrows; ++r) biggest = std::max(biggest, pos[r + 1] - pos[r]);
+    if (biggest > max_sort_items)
+        throw InvalidValue("SpGEMM: a row of " + std::to_string(biggest) + " entries, more than the " +
+                           std::to_string(max_sort_items) + " one sort can take");
+    const std::uint64_t batch_items = std::max<std::uint64_t>(std::uint64_t(1) << 27, biggest);
+    const std::uint64_t most = std::min<std::uint64_t>(pos[nrows], batch_items);
+    Array<ColIndex> s_cols(most, ctx), sorted(most, ctx);
+    Array<T> s_vals(most, ctx);
+    Array<std::uint32_t> idx(most, ctx), perm(most, ctx);
+    for (const RowRange& part : row_batches(pos, batch_items, max_sort_rows,
+                                            "SpGEMM: sorting a row")) {
+        const Offset base = pos[part.begin], items = pos[part.end] - base;
+        const std::uint64_t segs = part.end - part.begin;
+        if (items > s_cols.size()) {
+            s_cols = Array<ColIndex>(items, ctx);
+            sorted = Array<ColIndex>(items, ctx);
+            s_vals = Array<T>(items, ctx);
+            idx = Array<std::uint32_t>(items, ctx);
+            perm = Array<std::uint32_t>(items, ctx);
+        }
+        const unsigned blocks = unsigned(std::min<std::uint64_t>(segs, 65535));
+        stage_rows_kernel<T><<<blocks, block_size, 0, stream>>>(segs, rows + part.begin, pos_dev.data() + part.begin,
+                                                                base, c_off, c_cols, c_vals, s_cols.data(),
+                                                                s_vals.data(), idx.data());
+        check_launch("SpGEMM: staging rows to sort");
+        auto rel = [base] __host__ __device__(Offset o) { return o - base; };
+        auto begins = thrust::make_transform_iterator(pos_dev.data() + part.begin, rel);
+        auto ends = thrust::make_transform_iterator(pos_dev.data() + part.begin + 1, rel);
+        std::size_t bytes = 0;
+        check(cub::DeviceSegmentedSort::StableSortPairs(nullptr, bytes, s_cols.data(), sorted.data(), idx.data(), perm.data(),
+                                                  std::int64_t(items), std::int64_t(segs), begins, ends, stream),
+              "SpGEMM: sort size");
+        check(cub::DeviceSegmentedSort::StableSortPairs(scratch.get(bytes), bytes, s_cols.data(), sorted.data(), idx.data(),
+                                                  perm.data(), std::int64_t(items), std::int64_t(segs), begins, ends,
+                                                  stream),
+              "SpGEMM: sorting rows by column");
+        place_sorted_kernel<T><<<blocks, block_size, 0, stream>>>(segs, rows + part.begin, pos_dev.data() + part.begin,
+                                                                  base, sorted.data(), perm.data(), s_vals.data(), c_off,
+                                                                  c_cols, c_vals);
+        check_launch("SpGEMM: placing sorted rows");
+    }
+}
+
+// HYBLA_TRACE: milliseconds since the last mark, the stream waited for (tracing only).
+class PhaseClock {
 public:
-    explicit Scratch(const Context& ctx) : buf_(0, ctx), ctx_(ctx) {}
-    void* get(std::size_t bytes) {
-        bytes = std::max<std::size_t>(bytes, 16);  // CUB takes a null pointer for a size query
-        if (buf_.size() < bytes) buf_ = Array<std::uint8_t>(bytes, ctx_);
-        return buf_.data();
+    explicit PhaseClock(cudaStream_t s) : stream_(s) { mark(); }
+    double mark() {
+        if (!trace_enabled()) return 0;
+        check(cudaStreamSynchronize(stream_), "SpGEMM: timing");
+        const auto now = std::chrono::steady_clock::now();
+        const double ms = std::chrono::duration<double, std::milli>(now - last_).count();
+        last_ = now;
+        return ms;
     }
 
 private:
-    Array<std::uint8_t> buf_;
-    Context ctx_;
+    cudaStream_t stream_;
+    std::chrono::steady_clock::time_point last_;
 };
 
-void exclusive_sum(const Offset* in, Offset* out, std::uint64_t n, Scratch& scratch, const Context& ctx) {
-    std::size_t bytes = 0;
-    check(cub::DeviceScan::ExclusiveSum(nullptr, bytes, in, out, n, stream_of(ctx)), "SpGEMM: scan size");
-    check(cub::DeviceScan::ExclusiveSum(scratch.get(bytes), bytes, in, out, n, stream_of(ctx)), "SpGEMM: scan");
+// A CSR operand (device arrays) and a CSR result.
+template <class T>
+struct Csr {
+    Index rows = 0, cols = 0;
+    const Offset* off = nullptr;
+    const ColIndex* idx = nullptr;
+    const T* vals = nullptr;
+    Offset nnz = 0;
+};
+template <class T>
+struct CsrResult {
+    Offset nnz = 0;  // 0: the product is empty (the arrays are unset)
+    Array<Offset> off;
+    Array<ColIndex> cols;
+    Array<T> vals;
+};
+
+template <class T>
+Csr<T> csr_of(const Matrix<T>& a) {
+    return {a.nrows(), a.ncols(), a.storage_offsets().data(), a.storage_indices().data(), a.storage_values().data(),
+            a.nvals()};
 }
 
-// out = the positions s < n with flags[s] set, in increasing order; returns their number.
-std::uint64_t select_positions(const std::uint8_t* flags, std::uint64_t n, Slot* out, Offset* d_count,
-                               Scratch& scratch, const Context& ctx) {
-    thrust::counting_iterator<Slot> first(0);
-    std::size_t bytes = 0;
-    check(cub::DeviceSelect::Flagged(nullptr, bytes, first, flags, out, d_count, std::int64_t(n), stream_of(ctx)),
-          "SpGEMM: select size");
-    check(cub::DeviceSelect::Flagged(scratch.get(bytes), bytes, first, flags, out, d_count, std::int64_t(n),
-                                     stream_of(ctx)),
-          "SpGEMM: select");
-    Offset count = 0;
-    cuda::copy(&count, d_count, sizeof(Offset), CopyKind::device_to_host, ctx.stream());
-    return count;
+// products[i] for every row of a.
+template <class T>
+Array<Offset> row_products(const Csr<T>& a, const Csr<T>& b, const Context& ctx) {
+    Array<Offset> products(a.rows, ctx);
+    row_products_kernel<<<grid_for(a.rows * 32), block_size, 0, stream_of(ctx)>>>(a.rows, a.off, a.idx, b.off,
+                                                                                 products.data());
+    check_launch("SpGEMM: row products kernel");
+    return products;
 }
 
-void sort_pairs(cub::DoubleBuffer<Key>& keys, cub::DoubleBuffer<Slot>& slots, std::uint32_t n, int end_bit,
-                Scratch& scratch, const Context& ctx) {
-    std::size_t bytes = 0;
-    check(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, slots, n, 0, end_bit, stream_of(ctx)),
-          "SpGEMM: sort size");
-    check(cub::DeviceRadixSort::SortPairs(scratch.get(bytes), bytes, keys, slots, n, 0, end_bit, stream_of(ctx)),
-          "SpGEMM: sort");
-}
-
-// ------------------------------------------------------------------ batching
-
-// Products per batch: HYBLA_SPGEMM_BATCH when set (tests force many batches with it), else what fits in a
-// quarter of the free device memory at about 26 bytes a product, within [2^20, 2^28].
-std::uint64_t batch_budget() {
-    if (const char* e = std::getenv("HYBLA_SPGEMM_BATCH"); e && *e) {
-        char* end = nullptr;
-        unsigned long long v = std::strtoull(e, &end, 10);
-        if (end != e && v > 0) return v;
-    }
-    int device = 0;
-    check(cudaGetDevice(&device), "cudaGetDevice");
-    const std::uint64_t free_bytes = available_device_bytes(device);
-    return std::clamp<std::uint64_t>(free_bytes / 4 / 26, std::uint64_t(1) << 20, std::uint64_t(1) << 28);
-}
-
-}  // namespace
-
-PatternResult expand_sort_compress(const Operands& x, const MaskPattern* mask, const Context& ctx, RunSink& sink) {
-    PatternResult result;
-    if (x.m == 0 || x.n == 0 || x.a_nnz == 0 || x.b_nnz == 0) return result;
-    check(cudaSetDevice(ctx.device()), "cudaSetDevice");
+// The symbolic and numeric phases for C = A ⊕.⊗ B (under the mask).
+template <class T, class Sr>
+CsrResult<T> core(const Csr<T>& a, const Csr<T>& b, const Sr& sr, const MaskPattern* mask, const Context& ctx) {
+    const Index m = a.rows, n = b.cols;
+    CsrResult<T> out{0, Array<Offset>(0, ctx), Array<ColIndex>(0, ctx), Array<T>(0, ctx)};
+    if (m == 0 || n == 0 || a.nnz == 0 || b.nnz == 0) return out;
     const cudaStream_t stream = stream_of(ctx);
     Scratch scratch(ctx);
+    const unsigned min_group = std::min(env_unsigned("HYBLA_SPGEMM_MIN_GROUP", 0), global_group);
+    const bool ranged = env_unsigned("HYBLA_SPGEMM_RANGED", 1) != 0;
 
-    // Every entry's first product number: the product index space the batches cut.
-    Array<Offset> e_prefix(x.a_nnz + 1, ctx);
+    RowArgs x;
+    x.a_off = a.off;
+    x.a_cols = a.idx;
+    x.a_vals = a.vals;
+    x.b_off = b.off;
+    x.b_cols = b.idx;
+    x.b_vals = b.vals;
+    x.m_off = mask ? mask->offsets : nullptr;
+    x.m_cols = mask ? mask->cols : nullptr;
+    x.complement = mask && mask->complement;
+    x.ranged = ranged;
+
+    PhaseClock clock(stream);
+    std::array<double, group_count> sym_ms{}, num_ms{};
+    double setup_ms = 0, sort_ms = 0;
+    Array<Offset> products = row_products(a, b, ctx);
+    x.products = products.data();
+
+    // Symbolic phase: each row's distinct columns, grouped by an upper bound of them.
+    Array<Offset> row_nnz(m + 1, ctx), c_off(m + 1, ctx);
+    check(cudaMemsetAsync(row_nnz.data(), 0, (m + 1) * sizeof(Offset), stream), "SpGEMM: memset");
+    GroupArgs gp{m, n, a.off, products.data(), nullptr, x.m_off, x.complement,
+                 shared_groups_enabled(false, 1, ctx.device()), min_group};
+    gp.row_nnz = row_nnz.data();
+    std::array<unsigned long long, group_count> sym_counts{};
     {
-        Array<Offset> work(x.a_nnz + 1, ctx);
-        entry_work_kernel<<<grid_for(x.a_nnz + 1), block_size, 0, stream>>>(x.a_nnz, x.a_cols, x.b_offsets,
-                                                                          work.data());
-        check_launch("SpGEMM: entry work kernel");
-        exclusive_sum(work.data(), e_prefix.data(), x.a_nnz + 1, scratch, ctx);
-    }
-    const Offset total = e_prefix.get(x.a_nnz);
-    if (total == 0) return result;
-    Array<std::uint32_t> a_rows(x.a_nnz, ctx);
-    entry_rows_kernel<<<grid_for(x.m * 32), block_size, 0, stream>>>(x.m, x.a_offsets, a_rows.data());
-    check_launch("SpGEMM: entry rows kernel");
-
-    const std::uint64_t budget = batch_budget();
-    const int colbits = bits_for(x.n);
-    const Key colmask = (Key(1) << colbits) - 1;
-    Array<Offset> offsets(x.m + 1, ctx);
-    Array<Offset> scalars(5, ctx);
-    std::vector<Array<ColIndex>> col_parts;
-    Offset nnz = 0;
-    std::size_t batches = 0;
-    std::uint64_t kept_products = 0;
-
-    for (Index r0 = 0; r0 < x.m;) {
-        Offset bounds[5] = {x.m, 0, x.a_nnz, 0, total};
-        if (!(r0 == 0 && total <= budget)) {
-            batch_end_kernel<<<1, 1, 0, stream>>>(e_prefix.data(), x.a_offsets, x.m, r0, budget, scalars.data());
-            check_launch("SpGEMM: batch end kernel");
-            cuda::copy(bounds, scalars.data(), sizeof bounds, CopyKind::device_to_host, ctx.stream());
-        }
-        const Index r1 = bounds[0], nb = r1 - r0;
-        const std::uint64_t nprod = bounds[4] - bounds[3];
-        if (nprod > std::numeric_limits<Slot>::max())
-            throw OutOfMemory("SpGEMM: row " + std::to_string(r0) + " has " + std::to_string(nprod) +
-                                  " intermediate products (the sort-based SpGEMM takes fewer than 2^32 per row)",
-                              std::size_t(nprod) * 26);
-        ++batches;
-        std::uint64_t n = 0, runs = 0;
-        Array<ColIndex> cols(0, ctx);
-        if (nprod > 0) {
-            const int end_bit = std::max(1, colbits + bits_for(nb));
-            Array<Key> keys_a(nprod, ctx), keys_b(0, ctx);
-            Array<Slot> slots_a(nprod, ctx), slots_b(0, ctx);
-            Array<std::uint8_t> flags(nprod, ctx);
-            ExpandArgs ex{e_prefix.data(), bounds[1], bounds[2], bounds[3], nprod, x.a_cols, a_rows.data(),
-                          x.b_offsets, x.b_cols, r0, colbits,
-                          mask ? mask->offsets : nullptr, mask ? mask->cols : nullptr, mask && mask->complement,
-                          keys_a.data(), slots_a.data(), flags.data()};
-            expand_kernel<<<grid_for(nprod, std::uint64_t(block_size) * expand_items), block_size, 0, stream>>>(ex);
-            check_launch("SpGEMM: expand kernel");
-            // Sort input in (keys_a, slots_a) or, masked, in (keys_b, slots_a) after the selection.
-            Key* sort_keys = keys_a.data();
-            Key* spare_keys = nullptr;
-            if (mask) {
-                n = select_positions(flags.data(), nprod, slots_a.data(), scalars.data(), scratch, ctx);
-                keys_b = Array<Key>(n, ctx);
-                if (n > 0) {
-                    gather_keys_kernel<<<grid_for(n), block_size, 0, stream>>>(n, slots_a.data(), keys_a.data(),
-                                                                           keys_b.data());
-                    check_launch("SpGEMM: gather keys kernel");
-                }
-                sort_keys = keys_b.data();
-                spare_keys = keys_a.data();
+        Grouping grp = group_rows(gp, ctx, scratch);
+        setup_ms += clock.mark();
+        sym_counts = grp.counts;
+        x.size = grp.size.data();
+        x.row_nnz = row_nnz.data();
+        const GlobalTables gt = plan_global(grp, 4 + 1, ctx);
+        Array<std::uint32_t> t_keys(gt.blocks * gt.slots, ctx), t_hits(gt.blocks * gt.slots / 32, ctx);
+        for (unsigned g = 0; g <= global_group; ++g) {
+            if (grp.counts[g] == 0) continue;
+            x.rows = grp.rows.data() + grp.start[g];
+            x.nrows = grp.counts[g];
+            std::uint64_t blocks;
+            if (g == global_group) {
+                x.t_keys = t_keys.data();
+                x.t_hits = t_hits.data();
+                x.t_slots = gt.slots;
+                blocks = gt.blocks;
             } else {
-                n = nprod;
-                keys_b = Array<Key>(n, ctx);
-                spare_keys = keys_b.data();
+                const std::uint64_t rpb = group_shapes[g].block / group_shapes[g].g;
+                blocks = (x.nrows + rpb - 1) / rpb;
             }
-            kept_products += n;
-            if (n > 0) {
-                slots_b = Array<Slot>(n, ctx);
-                cub::DoubleBuffer<Key> dk(sort_keys, spare_keys);
-                cub::DoubleBuffer<Slot> ds(slots_a.data(), slots_b.data());
-                sort_pairs(dk, ds, std::uint32_t(n), end_bit, scratch, ctx);
-                const Key* sorted_keys = dk.Current();
-                const Slot* sorted_slots = ds.Current();
-                Slot* run_start = ds.Alternate();
-                Key* run_keys = dk.Alternate();
-                run_heads_kernel<<<grid_for(n), block_size, 0, stream>>>(n, sorted_keys, flags.data());
-                check_launch("SpGEMM: run heads kernel");
-                runs = select_positions(flags.data(), n, run_start, scalars.data(), scratch, ctx);
-                cols = Array<ColIndex>(runs, ctx);
-                decode_runs_kernel<<<grid_for(runs), block_size, 0, stream>>>(runs, run_start, sorted_keys, colmask,
-                                                                          run_keys, cols.data());
-                check_launch("SpGEMM: decode runs kernel");
-                row_offsets_kernel<<<grid_for(nb + 1), block_size, 0, stream>>>(r0, nb, run_keys, runs, colbits, nnz,
-                                                                            offsets.data());
-                check_launch("SpGEMM: row offsets kernel");
-                Array<Slot> long_runs(std::max<std::uint64_t>(1, n / (long_run + 1)), ctx);
-                Array<unsigned> long_count(1, ctx);
-                check(cudaMemsetAsync(long_count.data(), 0, sizeof(unsigned), stream), "SpGEMM: clearing a count");
-                BatchRuns br{run_keys, sorted_slots, run_start, runs, n, e_prefix.data(), bounds[3], r0, colbits,
-                             x.a_offsets, x.a_cols, x.b_offsets, long_runs.data(), long_count.data()};
-                sink.combine(br, ctx);
-            }
+            launch_group<NoValue, NoValues, false>(g, x, NoValues{}, blocks, stream);
+            sym_ms[g] = clock.mark();
         }
-        if (runs == 0) {
-            row_offsets_kernel<<<grid_for(nb + 1), block_size, 0, stream>>>(r0, nb, nullptr, 0, colbits, nnz,
-                                                                        offsets.data());
-            check_launch("SpGEMM: row offsets kernel");
+    }
+    exclusive_sum(row_nnz.data(), c_off.data(), m + 1, scratch, ctx);
+    Offset nnz = 0;
+    cuda::copy(&nnz, c_off.data() + m, sizeof(Offset), CopyKind::device_to_host, ctx.stream());
+    trace("cuda spgemm: hash %llu x %llu, symbolic rows per group %llu %llu %llu %llu %llu %llu (global) %llu "
+          "(one entry), %llu entries; ms %.3f %.3f %.3f %.3f %.3f %.3f",
+          (unsigned long long)m, (unsigned long long)n, sym_counts[0], sym_counts[1], sym_counts[2], sym_counts[3],
+          sym_counts[4], sym_counts[5], sym_counts[6], (unsigned long long)nnz, sym_ms[0], sym_ms[1], sym_ms[2],
+          sym_ms[3], sym_ms[4], sym_ms[5]);
+    if (nnz == 0) return out;
+
+    // C allocated once, exactly.
+    const std::size_t c_bytes = std::size_t(nnz) * (sizeof(ColIndex) + sizeof(T));
+    if (c_bytes > available_device_bytes(ctx.device()))
+        throw OutOfMemory("SpGEMM: the product has " + std::to_string(nnz) + " entries, " + std::to_string(c_bytes) +
+                              " bytes, more than the device has free",
+                          c_bytes);
+    Array<ColIndex> c_cols(nnz, ctx);
+    Array<T> c_vals(nnz, ctx);
+
+    // Numeric phase, grouped by each row's exact count.
+    {
+        GroupArgs gn = gp;
+        gn.nnz = row_nnz.data();
+        gn.shared_enabled = shared_groups_enabled(true, sizeof(T), ctx.device());
+        Grouping grp = group_rows(gn, ctx, scratch);
+        setup_ms += clock.mark();
+        x.size = grp.size.data();
+        x.row_nnz = nullptr;
+        x.c_off = c_off.data();
+        x.c_cols = c_cols.data();
+        x.c_vals = c_vals.data();
+        const GlobalTables gt = plan_global(grp, 4 + 1 + sizeof(T), ctx);
+        Array<std::uint32_t> t_keys(gt.blocks * gt.slots, ctx);
+        Array<T> t_vals(gt.blocks * gt.slots, ctx);
+        Array<std::uint8_t> t_flags(gt.blocks * gt.slots, ctx);
+        for (unsigned g = 0; g < group_count; ++g) {
+            if (grp.counts[g] == 0) continue;
+            x.rows = grp.rows.data() + grp.start[g];
+            x.nrows = grp.counts[g];
+            if (g == single_group) {
+                single_rows_kernel<T, Sr><<<grid_for(x.nrows * 32), block_size, 0, stream>>>(x.nrows, x.rows, x, sr);
+                check_launch("SpGEMM: rows of one entry");
+                num_ms[g] = clock.mark();
+                continue;
+            }
+            std::uint64_t blocks;
+            if (g == global_group) {
+                x.t_keys = t_keys.data();
+                x.t_vals = t_vals.data();
+                x.t_flags = t_flags.data();
+                x.t_slots = gt.slots;
+                blocks = gt.blocks;
+            } else {
+                const std::uint64_t rpb = group_shapes[g].block / group_shapes[g].g;
+                blocks = (x.nrows + rpb - 1) / rpb;
+            }
+            launch_group<T, Sr, true>(g, x, sr, blocks, stream);
+            num_ms[g] = clock.mark();
+        }
+        // Rows of the groups with a block per row were written unsorted.
+        const unsigned first_block_group = 2;
+        static_assert(group_shapes[1].g <= 32 && group_shapes[2].g > 32, "groups 0 and 1 sort their rows");
+        std::uint64_t unsorted = 0;
+        for (unsigned g = first_block_group; g <= global_group; ++g) unsorted += grp.counts[g];
+        sort_rows<T>(grp.rows.data() + grp.start[first_block_group], unsorted, row_nnz.data(), c_off.data(),
+                     c_cols.data(), c_vals.data(), scratch, ctx);
+        sort_ms = clock.mark();
+        trace("cuda spgemm: hash, numeric rows per group %llu %llu %llu %llu %llu %llu (global) %llu (one entry), "
+              "ranged gather %s; ms %.3f %.3f %.3f %.3f %.3f %.3f %.3f, rows sorted %.3f, setup %.3f",
+              grp.counts[0], grp.counts[1], grp.counts[2], grp.counts[3], grp.counts[4], grp.counts[5],
+              grp.counts[6], ranged ? "on" : "off", num_ms[0], num_ms[1], num_ms[2], num_ms[3], num_ms[4], num_ms[5],
+              num_ms[6], sort_ms, setup_ms);
+    }
+    out.nnz = nnz;
+    out.off = std::move(c_off);
+    out.cols = std::move(c_cols);
+    out.vals = std::move(c_vals);
+    return out;
+}
+
+__global__ void max_kernel(std::uint64_t n, const Offset* v, unsigned long long* out) {
+    unsigned long long best = 0;
+    for (std::uint64_t i = thread_index(); i < n; i += thread_count()) best = v[i] > best ? v[i] : best;
+    for (unsigned d = 16; d > 0; d >>= 1) {
+        const unsigned long long o = __shfl_down_sync(full_mask, best, d);
+        best = o > best ? o : best;
+    }
+    if ((threadIdx.x & 31) == 0 && best) atomicMax(out, best);
+}
+
+// Rows of more than `split` products are cut into parts, each a run of consecutive entries of A(i,:): an entry
+// whose B row holds more than split / 2 products (long) is a part of its own (a row of one entry: copied, no
+// table); the other entries are cut where the products before them, counted over short entries only, cross a
+// multiple of split / 2, so a part holds at most `split` products. Two passes (a warp per row): without vbase,
+// parts[i] = the number of parts of row i (parts[m] = 0); with vbase (their exclusive sum), av_off[v] = the first
+// entry of each part.
+__global__ void cut_rows_kernel(Index m, const Offset* a_off, const ColIndex* a_cols, const Offset* b_off,
+                                const Offset* products, Offset split, const Offset* vbase, Offset* parts,
+                                Offset* av_off) {
+    const unsigned lane = threadIdx.x & 31;
+    const Offset half = split / 2 > 0 ? split / 2 : 1;
+    for (std::uint64_t i = thread_index() / 32; i <= m; i += thread_count() / 32) {
+        if (i == m) {
+            if (lane == 0 && !vbase) parts[m] = 0;
+            continue;
+        }
+        const Offset pa = a_off[i], pe = a_off[i + 1];
+        if (products[i] <= split) {
+            if (lane == 0) {
+                if (vbase) av_off[vbase[i]] = pa;
+                else parts[i] = 1;
+            }
+            continue;
+        }
+        Offset run = 0;             // short products before this chunk
+        Offset cuts = 0;            // parts begun before this chunk
+        bool prev_long = false;     // the entry before this chunk
+        Offset prev_bucket = 0;
+        for (Offset p0 = pa; p0 < pe; p0 += 32) {
+            const Offset p = p0 + lane;
+            const bool valid = p < pe;
+            Offset w = 0;
+            if (valid) {
+                const ColIndex k = a_cols[p];
+                w = b_off[k + 1] - b_off[k];
+            }
+            const bool is_long = w > half;
+            const Offset ws = is_long ? 0 : w;
+            Offset incl = ws;
+            for (unsigned d = 1; d < 32; d <<= 1) {
+                const Offset u = __shfl_up_sync(full_mask, incl, d);
+                if (lane >= d) incl += u;
+            }
+            const Offset bucket = (run + incl - ws) / half;
+            bool before_long = __shfl_up_sync(full_mask, is_long, 1);
+            Offset before_bucket = __shfl_up_sync(full_mask, bucket, 1);
+            if (lane == 0) {
+                before_long = prev_long;
+                before_bucket = prev_bucket;
+            }
+            const bool cut = valid && (p == pa || is_long || before_long || bucket != before_bucket);
+            const unsigned ballot = __ballot_sync(full_mask, cut);
+            if (vbase && cut) av_off[vbase[i] + cuts + __popc(ballot & ((1u << lane) - 1))] = p;
+            cuts += __popc(ballot);
+            const unsigned last_lane = unsigned(pe - p0 < 32 ? pe - p0 - 1 : 31);
+            prev_long = __shfl_sync(full_mask, is_long, last_lane);
+            prev_bucket = __shfl_sync(full_mask, bucket, last_lane);
+            run += __shfl_sync(full_mask, incl, 31);
+        }
+        if (lane == 0 && !vbase) parts[i] = cuts;
+    }
+}
+
+// Products per row (HYBLA_SPGEMM_SPLIT, default the largest shared-memory group's limit) above which a row is cut
+// into parts.
+Offset split_products() {
+    if (const char* e = std::getenv("HYBLA_SPGEMM_SPLIT"); e && *e) {
+        char* end = nullptr;
+        const unsigned long long v = std::strtoull(e, &end, 10);
+        if (end != e && *end == '\0' && v > 0) return v;
+    }
+    return group_shapes[shared_groups - 1].limit;
+}
+
+// len[i] = the entries of row i's parts, row i's start in the parts' product (c_off[i] = cp_off[vbase[i]]), and
+// the rows of more than one part listed (in any order: each is sorted on its own).
+__global__ void merged_rows_kernel(Index m, const Offset* vbase, const Offset* cp_off, Offset* len, Offset* start,
+                                   std::uint32_t* list, unsigned long long* count) {
+    for (std::uint64_t i = thread_index(); i <= m; i += thread_count()) {
+        start[i] = cp_off[vbase[i]];
+        if (i == m) continue;
+        len[i] = cp_off[vbase[i + 1]] - cp_off[vbase[i]];
+        if (vbase[i + 1] - vbase[i] > 1 && len[i] > 1) list[atomicAdd(count, 1ull)] = std::uint32_t(i);
+    }
+}
+
+// Distinct columns of each row whose entries are sorted by column (a warp per row); runs[m] = 0.
+__global__ void count_runs_kernel(Index m, const Offset* start, const ColIndex* cols, Offset* runs) {
+    const unsigned lane = threadIdx.x & 31;
+    for (std::uint64_t i = thread_index() / 32; i <= m; i += thread_count() / 32) {
+        if (i == m) {
+            if (lane == 0) runs[m] = 0;
+            continue;
+        }
+        Offset heads = 0;
+        for (Offset p = start[i] + lane; p < start[i + 1]; p += 32) heads += p == start[i] || cols[p] != cols[p - 1];
+        for (unsigned d = 16; d > 0; d >>= 1) heads += __shfl_down_sync(full_mask, heads, d);
+        if (lane == 0) runs[i] = heads;
+    }
+}
+
+// Each run of equal columns folded left to right (the parts' order) into one entry of C (a warp per row).
+template <class T, class Sr>
+__global__ void fold_runs_kernel(Index m, const Offset* start, const ColIndex* cols, const T* vals, const Offset* c_off,
+                                 ColIndex* c_cols, T* c_vals, Sr sr) {
+    const unsigned lane = threadIdx.x & 31;
+    for (std::uint64_t i = thread_index() / 32; i < m; i += thread_count() / 32) {
+        const Offset b = start[i], e = start[i + 1];
+        Offset at = c_off[i];
+        for (Offset p0 = b; p0 < e; p0 += 32) {
+            const Offset p = p0 + lane;
+            const bool head = p < e && (p == b || cols[p] != cols[p - 1]);
+            const unsigned heads = __ballot_sync(full_mask, head);
+            if (head) {
+                T acc = vals[p];
+                for (Offset q = p + 1; q < e && cols[q] == cols[p]; ++q) acc = sr.template add<T>(acc, vals[q]);
+                const Offset out = at + __popc(heads & ((1u << lane) - 1));
+                c_cols[out] = cols[p];
+                c_vals[out] = acc;
+            }
+            at += __popc(heads);
+        }
+    }
+}
+
+// C = A ⊕.⊗ B. Without a mask, a row with more than `split` products (a hub of a power-law graph, which one
+// block would take alone, and whose table would live in global memory) is cut into parts by its entries; the
+// parts are multiplied as rows of their own (in shared-memory tables), then each row's partial rows are sorted
+// stably by column and each column's partial values folded in the parts' order.
+template <class T, class Sr>
+CsrResult<T> multiply_rows(const Csr<T>& ca, const Csr<T>& cb, const Sr& sr, const MaskPattern* mask,
+                           const Context& ctx) {
+    const Index m = ca.rows, n = cb.cols;
+    const cudaStream_t stream = stream_of(ctx);
+    CsrResult<T> empty{0, Array<Offset>(0, ctx), Array<ColIndex>(0, ctx), Array<T>(0, ctx)};
+    const Offset split = split_products();
+    if (m == 0 || n == 0 || ca.nnz == 0 || cb.nnz == 0) return empty;
+    Array<Offset> products = row_products(ca, cb, ctx);
+    Array<unsigned long long> most(1, ctx);
+    check(cudaMemsetAsync(most.data(), 0, sizeof(unsigned long long), stream), "SpGEMM: memset");
+    max_kernel<<<grid_for(m), block_size, 0, stream>>>(m, products.data(), most.data());
+    check_launch("SpGEMM: max kernel");
+    // Masked rows are not cut: each part would scan its row's whole mask (tc on R-MAT 21: 1.63 -> 6.26 s).
+    if (mask || most.get(0) <= split) {
+        products = Array<Offset>(0, ctx);
+        return core(ca, cb, sr, mask, ctx);
+    }
+    Scratch scratch(ctx);
+    Array<Offset> parts(m + 1, ctx), vbase(m + 1, ctx);
+    cut_rows_kernel<<<grid_for((m + 1) * 32), block_size, 0, stream>>>(m, ca.off, ca.idx, cb.off, products.data(),
+                                                                        split, nullptr, parts.data(), nullptr);
+    check_launch("SpGEMM: cut rows kernel");
+    exclusive_sum(parts.data(), vbase.data(), m + 1, scratch, ctx);
+    const Offset mv = vbase.get(m);
+    if (mv >= empty_key)
+        throw InvalidValue("SpGEMM on the GPU: cutting rows into parts gives " + std::to_string(mv) +
+                           " rows, more than 2^32 - 1");
+    parts = Array<Offset>(0, ctx);
+    Array<Offset> av_off(mv + 1, ctx);
+    cut_rows_kernel<<<grid_for((m + 1) * 32), block_size, 0, stream>>>(m, ca.off, ca.idx, cb.off, products.data(),
+                                                                        split, vbase.data(), nullptr, av_off.data());
+    check_launch("SpGEMM: cut rows kernel");
+    check(cudaMemcpyAsync(av_off.data() + mv, ca.off + m, sizeof(Offset), cudaMemcpyDeviceToDevice, stream),
+          "SpGEMM: copy");
+    products = Array<Offset>(0, ctx);
+    const Csr<T> av{mv, ca.cols, av_off.data(), ca.idx, ca.vals, ca.nnz};
+    trace("cuda spgemm: rows with more than %llu products cut into parts: %llu rows of parts",
+          (unsigned long long)split, (unsigned long long)mv);
+    CsrResult<T> cp = core(av, cb, sr, nullptr, ctx);
+    if (cp.nnz == 0) return empty;
+    av_off = Array<Offset>(0, ctx);
+    // The parts of row i are consecutive rows of the parts' product: row i of C is their entries, sorted stably
+    // by column (so a column's partial values stay in the parts' order) and each column's run folded.
+    Array<Offset> len(m, ctx), start(m + 1, ctx);
+    Array<std::uint32_t> list(m, ctx);
+    Array<unsigned long long> count(1, ctx);
+    check(cudaMemsetAsync(count.data(), 0, sizeof(unsigned long long), stream), "SpGEMM: memset");
+    merged_rows_kernel<<<grid_for(m + 1), block_size, 0, stream>>>(m, vbase.data(), cp.off.data(), len.data(),
+                                                                    start.data(), list.data(), count.data());
+    check_launch("SpGEMM: merged rows kernel");
+    const std::uint64_t nlist = count.get(0);
+    sort_rows<T>(list.data(), nlist, len.data(), start.data(), cp.cols.data(), cp.vals.data(), scratch, ctx);
+    Array<Offset> runs(m + 1, ctx), c_off(m + 1, ctx);
+    count_runs_kernel<<<grid_for((m + 1) * 32), block_size, 0, stream>>>(m, start.data(), cp.cols.data(), runs.data());
+    check_launch("SpGEMM: count runs kernel");
+    exclusive_sum(runs.data(), c_off.data(), m + 1, scratch, ctx);
+    const Offset nnz = c_off.get(m);
+    Array<ColIndex> c_cols(nnz, ctx);
+    Array<T> c_vals(nnz, ctx);
+    fold_runs_kernel<T, Sr><<<grid_for(m * 32), block_size, 0, stream>>>(m, start.data(), cp.cols.data(), cp.vals.data(),
+                                                                       c_off.data(), c_cols.data(), c_vals.data(), sr);
+    check_launch("SpGEMM: fold runs kernel");
+    trace("cuda spgemm: %llu rows of more than one part merged, %llu entries", (unsigned long long)nlist,
+          (unsigned long long)nnz);
+    return CsrResult<T>{nnz, std::move(c_off), std::move(c_cols), std::move(c_vals)};
+}
+
+// out[i] = in[i] + base for i < n.
+__global__ void shift_offsets_kernel(std::uint64_t n, const Offset* in, Offset base, Offset* out) {
+    for (std::uint64_t i = thread_index(); i < n; i += thread_count()) out[i] = in[i] + base;
+}
+
+// Products per batch of rows: HYBLA_SPGEMM_BATCH when set (tests), else what a third of the free memory holds
+// at one entry of the parts' product and one of C per product (an upper bound: entries never outnumber products).
+template <class T>
+std::uint64_t batch_products(const Context& ctx) {
+    if (const char* e = std::getenv("HYBLA_SPGEMM_BATCH"); e && *e) {
+        char* end = nullptr;
+        const unsigned long long v = std::strtoull(e, &end, 10);
+        if (end != e && *end == '\0' && v > 0) return v;
+    }
+    const std::uint64_t free_bytes = available_device_bytes(ctx.device());
+    return std::max<std::uint64_t>(std::uint64_t(1) << 20, free_bytes / 3 / (2 * (sizeof(ColIndex) + sizeof(T))));
+}
+
+// C = A ⊕.⊗ B in batches of rows whose products fit the memory (one batch when all do); the batches' results
+// are joined at the end.
+template <class T, class Sr>
+Matrix<T> multiply(const Matrix<T>& a, const Matrix<T>& b, const Sr& sr, const MaskPattern* mask) {
+    const Context& ctx = a.context();
+    const Index m = a.nrows(), n = b.ncols();
+    if (m >= empty_key || n >= empty_key)
+        throw InvalidValue("SpGEMM on the GPU: the product is " + std::to_string(m) + " x " + std::to_string(n) +
+                           "; rows and columns must number fewer than 2^32 - 1");
+    if (m == 0 || n == 0 || a.nvals() == 0 || b.nvals() == 0) return Matrix<T>(m, n, ctx);
+    check(cudaSetDevice(ctx.device()), "cudaSetDevice");
+    const cudaStream_t stream = stream_of(ctx);
+    const Csr<T> ca = csr_of(a), cb = csr_of(b);
+    // Each row's first product: where the batches cut.
+    std::vector<Offset> prefix(m + 1);
+    {
+        Scratch scratch(ctx);
+        Array<Offset> products = row_products(ca, cb, ctx), at(m + 1, ctx), with_end(m + 1, ctx);
+        check(cudaMemcpyAsync(with_end.data(), products.data(), m * sizeof(Offset), cudaMemcpyDeviceToDevice, stream),
+              "SpGEMM: copy");
+        check(cudaMemsetAsync(with_end.data() + m, 0, sizeof(Offset), stream), "SpGEMM: memset");
+        exclusive_sum(with_end.data(), at.data(), m + 1, scratch, ctx);
+        cuda::copy(prefix.data(), at.data(), (m + 1) * sizeof(Offset), CopyKind::device_to_host, ctx.stream());
+    }
+    Offset biggest = 0;
+    for (Index i = 0; i < m; ++i) biggest = std::max(biggest, prefix[i + 1] - prefix[i]);
+    const std::vector<RowRange> batches =
+        row_batches(prefix, std::max<std::uint64_t>(batch_products<T>(ctx), biggest), empty_key - 1, "SpGEMM");
+    auto as_matrix = [&](CsrResult<T>&& r) {
+        if (r.nnz == 0) return Matrix<T>(m, n, ctx);
+        return Matrix<T>::import_csr(m, n, std::move(r.off), std::move(r.cols), std::move(r.vals), false);
+    };
+    if (batches.size() <= 1) return as_matrix(multiply_rows(ca, cb, sr, mask, ctx));
+    trace("cuda spgemm: %zu batches of rows", batches.size());
+    std::vector<CsrResult<T>> parts;
+    Offset total = 0;
+    for (const RowRange& r : batches) {
+        Offset ends[2];
+        cuda::copy(&ends[0], ca.off + r.begin, sizeof(Offset), CopyKind::device_to_host, ctx.stream());
+        cuda::copy(&ends[1], ca.off + r.end, sizeof(Offset), CopyKind::device_to_host, ctx.stream());
+        const Csr<T> slice{r.end - r.begin, ca.cols, ca.off + r.begin, ca.idx, ca.vals, ends[1] - ends[0]};
+        MaskPattern mslice;
+        if (mask) mslice = MaskPattern{mask->offsets + r.begin, mask->cols, mask->complement};
+        parts.push_back(multiply_rows(slice, cb, sr, mask ? &mslice : nullptr, ctx));
+        total += parts.back().nnz;
+    }
+    if (total == 0) return Matrix<T>(m, n, ctx);
+    Array<Offset> c_off(m + 1, ctx);
+    Array<ColIndex> c_cols(total, ctx);
+    Array<T> c_vals(total, ctx);
+    Offset at = 0;
+    for (std::size_t k = 0; k < batches.size(); ++k) {
+        const RowRange& r = batches[k];
+        CsrResult<T>& p = parts[k];
+        const Index rows = r.end - r.begin;
+        if (p.nnz == 0) {
+            check(cudaMemsetAsync(c_off.data() + r.begin, 0, rows * sizeof(Offset), stream), "SpGEMM: memset");
+            shift_offsets_kernel<<<grid_for(rows), block_size, 0, stream>>>(rows, c_off.data() + r.begin, at,
+                                                                            c_off.data() + r.begin);
         } else {
-            col_parts.push_back(std::move(cols));
+            shift_offsets_kernel<<<grid_for(rows), block_size, 0, stream>>>(rows, p.off.data(), at,
+                                                                            c_off.data() + r.begin);
+            check(cudaMemcpyAsync(c_cols.data() + at, p.cols.data(), p.nnz * sizeof(ColIndex),
+                                  cudaMemcpyDeviceToDevice, stream),
+                  "SpGEMM: joining batches");
+            check(cudaMemcpyAsync(c_vals.data() + at, p.vals.data(), p.nnz * sizeof(T), cudaMemcpyDeviceToDevice,
+                                  stream),
+                  "SpGEMM: joining batches");
         }
-        nnz += runs;
-        r0 = r1;
+        check_launch("SpGEMM: shift offsets kernel");
+        at += p.nnz;
+        p = CsrResult<T>{0, Array<Offset>(0, ctx), Array<ColIndex>(0, ctx), Array<T>(0, ctx)};
     }
-    trace("cuda spgemm: expand-sort-compress, %llu products (%llu kept by the mask), %zu batch%s of at most %llu, "
-          "%llu entries",
-          (unsigned long long)total, (unsigned long long)kept_products, batches, batches == 1 ? "" : "es",
-          (unsigned long long)budget, (unsigned long long)nnz);
-    if (nnz == 0) return result;
-    result.empty = false;
-    result.nnz = nnz;
-    result.cols = concatenate(col_parts, nnz, ctx);
-    result.offsets = std::move(offsets);
-    return result;
+    check(cudaMemcpyAsync(c_off.data() + m, &at, sizeof(Offset), cudaMemcpyHostToDevice, stream), "SpGEMM: copy");
+    check(cudaStreamSynchronize(stream), "SpGEMM: joining batches");
+    return Matrix<T>::import_csr(m, n, std::move(c_off), std::move(c_cols), std::move(c_vals), false);
 }
-
-namespace {
-
-// ------------------------------------------------------------------ per-type combining
-
-template <class T>
-struct Products {
-    const T* a_vals;
-    const T* b_vals;
-    BinaryOp multiply;
-    MonoidOp add;
-
-    // The value of product number t (within the batch) of the given row.
-    __device__ T operator()(const BatchRuns& x, Slot t, Offset row_begin, Offset row_end) const {
-        const Offset g = x.g0 + t;
-        const Offset p = entry_of(x.e_prefix, row_begin, row_end, g);
-        const ColIndex k = x.a_cols[p];
-        return apply_binary(multiply, a_vals[p], b_vals[x.b_offsets[k] + (g - x.e_prefix[p])]);
-    }
-};
-
-__device__ inline void run_bounds(const BatchRuns& x, std::uint64_t r, std::uint64_t& s0, std::uint64_t& s1,
-                                  Offset& row_begin, Offset& row_end) {
-    s0 = x.run_start[r];
-    s1 = r + 1 < x.runs ? x.run_start[r + 1] : x.n;
-    const Index row = x.r0 + Index(x.run_keys[r] >> x.colbits);
-    row_begin = x.a_offsets[row];
-    row_end = x.a_offsets[row + 1];
-}
-
-// A thread per run, products combined left to right as the CPU does; long runs are left to the block kernel.
-template <class T>
-__global__ void combine_short_kernel(BatchRuns x, Products<T> prod, T* vals) {
-    for (std::uint64_t r = thread_index(); r < x.runs; r += thread_count()) {
-        std::uint64_t s0, s1;
-        Offset rb, re;
-        run_bounds(x, r, s0, s1, rb, re);
-        if (prod.add == MonoidOp::any) {  // the first term wins
-            vals[r] = prod(x, x.slots[s0], rb, re);
-            continue;
-        }
-        if (s1 - s0 > long_run) {
-            x.long_runs[atomicAdd(x.long_count, 1u)] = Slot(r);
-            continue;
-        }
-        T acc = prod(x, x.slots[s0], rb, re);
-        for (std::uint64_t s = s0 + 1; s < s1; ++s) acc = apply_monoid(prod.add, acc, prod(x, x.slots[s], rb, re));
-        vals[r] = acc;
-    }
-}
-
-// A block per long run: each thread combines a contiguous chunk in order, then thread 0 combines the
-// chunks in thread order, so the result keeps the left-to-right order (grouped differently from the CPU:
-// floating sums agree within rounding).
-template <class T>
-__global__ void __launch_bounds__(block_size) combine_long_kernel(BatchRuns x, Products<T> prod, T* vals) {
-    __shared__ T partial[block_size];
-    __shared__ bool has[block_size];
-    const unsigned count = *x.long_count;
-    for (unsigned li = blockIdx.x; li < count; li += gridDim.x) {
-        const std::uint64_t r = x.long_runs[li];
-        std::uint64_t s0, s1;
-        Offset rb, re;
-        run_bounds(x, r, s0, s1, rb, re);
-        const std::uint64_t chunk = (s1 - s0 + blockDim.x - 1) / blockDim.x;
-        const std::uint64_t b = s0 + threadIdx.x * chunk;
-        const std::uint64_t e = b + chunk < s1 ? b + chunk : s1;
-        T acc{};
-        if (b < e) {
-            acc = prod(x, x.slots[b], rb, re);
-            for (std::uint64_t s = b + 1; s < e; ++s) acc = apply_monoid(prod.add, acc, prod(x, x.slots[s], rb, re));
-        }
-        partial[threadIdx.x] = acc;
-        has[threadIdx.x] = b < e;
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            T total = partial[0];  // thread 0's chunk is never empty
-            for (unsigned w = 1; w < blockDim.x; ++w)
-                if (has[w]) total = apply_monoid(prod.add, total, partial[w]);
-            vals[r] = total;
-        }
-        __syncthreads();
-    }
-}
-
-template <class T>
-class ValueSink final : public RunSink {
-public:
-    explicit ValueSink(Products<T> prod) : prod_(prod) {}
-    void combine(const BatchRuns& batch, const Context& ctx) override {
-        Array<T> vals(batch.runs, ctx);
-        const cudaStream_t stream = stream_of(ctx);
-        combine_short_kernel<T><<<grid_for(batch.runs), block_size, 0, stream>>>(batch, prod_, vals.data());
-        check_launch("SpGEMM: combine kernel");
-        if (batch.n > long_run && prod_.add != MonoidOp::any) {
-            const unsigned blocks = unsigned(std::min<std::uint64_t>(batch.n / (long_run + 1), 4096));
-            combine_long_kernel<T><<<blocks, block_size, 0, stream>>>(batch, prod_, vals.data());
-            check_launch("SpGEMM: combine long runs kernel");
-        }
-        parts_.push_back(std::move(vals));
-    }
-    Array<T> values(std::size_t total, const Context& ctx) { return concatenate(parts_, total, ctx); }
-
-private:
-    Products<T> prod_;
-    std::vector<Array<T>> parts_;
-};
 
 }  // namespace
-}  // namespace esc
+}  // namespace hash
+
+template <class T>
+Matrix<T> hash_spgemm(const Matrix<T>& a, const Matrix<T>& b, SemiringCode sr, const MaskPattern* mask) {
+    if constexpr (std::is_floating_point_v<T>) {
+        if (sr.add == MonoidOp::plus && sr.multiply == BinaryOp::times)
+            return hash::multiply(a, b, PlusTimes{}, mask);
+    }
+    return hash::multiply(a, b, RuntimeSemiring{sr}, mask);
+}
 
 template <class T>
 Matrix<T> spgemm(const Matrix<T>& a, const Matrix<T>& b, SemiringCode sr, const MaskPattern* mask) {
-    const Context& ctx = a.context();
-    const Index m = a.nrows(), n = b.ncols();
-    esc::Operands x{m,
-                    n,
-                    a.storage_offsets().data(),
-                    a.storage_indices().data(),
-                    a.nvals(),
-                    b.storage_offsets().data(),
-                    b.storage_indices().data(),
-                    b.nvals()};
-    esc::ValueSink<T> sink(esc::Products<T>{a.storage_values().data(), b.storage_values().data(), sr.multiply, sr.add});
-    esc::PatternResult pattern = esc::expand_sort_compress(x, mask, ctx, sink);
-    if (pattern.empty) return Matrix<T>(m, n, ctx);
-    Array<T> vals = sink.values(pattern.nnz, ctx);
-    return Matrix<T>::import_csr(m, n, std::move(pattern.offsets), std::move(pattern.cols), std::move(vals), false);
+    return hash_spgemm_selected() ? hash_spgemm(a, b, sr, mask) : esc_spgemm(a, b, sr, mask);
 }
 
-#define HYBLA_SPGEMM_INSTANTIATE(T) \
+#define HYBLA_SPGEMM_INSTANTIATE(T)                                                                          \
+    template Matrix<T> hash_spgemm<T>(const Matrix<T>&, const Matrix<T>&, SemiringCode, const MaskPattern*); \
     template Matrix<T> spgemm<T>(const Matrix<T>&, const Matrix<T>&, SemiringCode, const MaskPattern*);
 HYBLA_CUDA_VALUE_TYPES(HYBLA_SPGEMM_INSTANTIATE)
 #undef HYBLA_SPGEMM_INSTANTIATE

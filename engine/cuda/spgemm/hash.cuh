@@ -1,0 +1,551 @@
+// The hash SpGEMM's kernels (papers/aia-hash-spgemm.txt, Sections III and IV), as templates on the value type
+// and the semiring so that a semiring known only to its user can instantiate them: a semiring is any type with
+// `template <class T> T add(T, T)` and `template <class T> T multiply(T, T)` callable on the device
+// (RuntimeSemiring and PlusTimes of engine/cuda/opcodes.hpp are two). README.md beside this file has the design.
+//
+// One kernel template serves both phases and every group of rows:
+//   Values = false: the symbolic (allocation) phase: each row's distinct columns are counted in a hash table;
+//   Values = true:  the numeric (accumulation) phase: values are combined in the table, the row sorted by column
+//                   and written where the symbolic counts put it.
+//   G threads per row (G <= 32: partial warp per row, BLOCK / G rows per block; G == BLOCK: a block per row),
+//   S table slots per row in shared memory, or S == 0: tables in global memory, a slice per block.
+// Products are read either as the paper's kernels read them (each thread or warp walks whole B rows), or as a
+// ranged-indirect gather done in software: the ranges of a tile of G entries of A(i,:) are fetched with
+// coalesced loads and scanned, and the concatenated B segments are walked as one flat stream, G products per step.
+//
+// Order of ⊕: in a step each thread holds at most one product. Threads holding the same column are found with a
+// warp match; the lowest of them (the earliest product) folds the table's value and their products in thread
+// order, warps one after another in warp order. A row's products are thus folded left to right in the order of
+// the steps, which for the ranged gather is A(i,:)'s order then B(k,:)'s, the CPU's order: sums are bit for bit
+// the CPU's. The paper's reading order is deterministic too (fixed by the data), but a different order.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+
+#include "engine/config.hpp"
+
+namespace hybla::cuda::hash {
+
+inline constexpr std::uint32_t empty_key = 0xFFFFFFFFu;  // no column: matrices have fewer than 2^32 - 1 columns
+inline constexpr unsigned full_mask = 0xFFFFFFFFu;
+
+// The groups of rows. A row goes to the first group whose limit holds its size (an upper bound of its distinct
+// columns in the symbolic phase, its exact count in the numeric one); tables hold twice the limit.
+struct GroupShape {
+    std::uint64_t limit;
+    unsigned g, block, slots;
+};
+inline constexpr unsigned shared_groups = 5;
+inline constexpr GroupShape group_shapes[shared_groups] = {
+    {16, 8, 256, 32},            // partial warp per row, 32 rows a block
+    {128, 32, 256, 256},         // a warp per row
+    {512, 128, 128, 1024},       // a block per row from here
+    {2048, 256, 256, 4096},
+    {4096, 256, 256, 8192},
+};
+// group_shapes[k].limit, for device code.
+HYBLA_HD constexpr std::uint64_t group_limit(unsigned k) {
+    switch (k) {
+        case 0: return group_shapes[0].limit;
+        case 1: return group_shapes[1].limit;
+        case 2: return group_shapes[2].limit;
+        case 3: return group_shapes[3].limit;
+        default: return group_shapes[4].limit;
+    }
+}
+inline constexpr unsigned global_group = shared_groups;  // tables in global memory
+inline constexpr unsigned global_block = 512;
+// Rows with one entry of A and no mask: a scaled copy of one row of B, no table.
+inline constexpr unsigned single_group = shared_groups + 1;
+inline constexpr unsigned group_count = shared_groups + 2;
+inline constexpr std::uint8_t no_group = 7;  // rows without products
+
+// Shared memory of a block, in bytes from its start.
+struct Layout {
+    std::size_t keys = 0, hits = 0, vals = 0, flags = 0, ends = 0, bstart = 0, avals = 0, stage = 0, scan = 0,
+                bytes = 0;
+};
+HYBLA_HD constexpr std::size_t align16(std::size_t x) { return (x + 15) & ~std::size_t(15); }
+HYBLA_HD constexpr Layout layout(bool values, std::size_t vsize, unsigned g, unsigned block, unsigned slots) {
+    Layout l{};
+    // Global tables (slots == 0): the numeric phase folds each step in a shared table of 2 x block slots first.
+    const std::size_t rows = block / g, s = slots ? slots : (values ? 2 * std::size_t(block) : 0);
+    std::size_t at = 0;
+    l.keys = at;
+    at = align16(at + rows * s * 4);
+    if (values) {
+        l.vals = at;
+        at = align16(at + rows * s * vsize);
+        l.flags = at;
+        at = align16(at + rows * s);
+    } else {
+        l.hits = at;
+        at = align16(at + rows * ((s + 31) / 32) * 4);
+    }
+    l.ends = at;
+    at = align16(at + std::size_t(block) * 8);
+    l.bstart = at;
+    at = align16(at + std::size_t(block) * 8);
+    if (values) {
+        l.avals = at;
+        at = align16(at + std::size_t(block) * vsize);
+        l.stage = at;
+        at = align16(at + std::size_t(block) * vsize);
+    }
+    l.scan = at;
+    at = align16(at + 33 * 8);
+    l.bytes = at;
+    return l;
+}
+
+// What a launch works on. Values are untyped here; the kernel casts them to its T.
+struct RowArgs {
+    const std::uint32_t* rows = nullptr;  // the group's rows
+    std::uint64_t nrows = 0;
+    const Offset* a_off = nullptr;
+    const ColIndex* a_cols = nullptr;
+    const void* a_vals = nullptr;
+    const Offset* b_off = nullptr;
+    const ColIndex* b_cols = nullptr;
+    const void* b_vals = nullptr;
+    const Offset* m_off = nullptr;  // the mask's pattern, or null
+    const ColIndex* m_cols = nullptr;
+    bool complement = false;
+    const Offset* products = nullptr;  // per row: intermediate products (a mask is prefilled when not more)
+    const Offset* size = nullptr;      // per row: what it was grouped by (sizes the global tables)
+    bool ranged = true;
+    Offset* row_nnz = nullptr;  // symbolic: each row's distinct columns
+    const Offset* c_off = nullptr;  // numeric: where each row goes
+    ColIndex* c_cols = nullptr;
+    void* c_vals = nullptr;
+    std::uint32_t* t_keys = nullptr;  // global tables: t_slots slots per block
+    std::uint32_t* t_hits = nullptr;
+    void* t_vals = nullptr;
+    std::uint8_t* t_flags = nullptr;
+    std::uint64_t t_slots = 0;
+};
+
+#if defined(__CUDACC__)
+
+__device__ __forceinline__ std::uint32_t hash_slot(std::uint32_t j, unsigned shift) {
+    return (j * 2654435761u) >> shift;
+}
+
+// The slot of column j, inserted if absent (fresh tells which). The table has room: it holds at least twice
+// the row's distinct columns.
+__device__ __forceinline__ std::uint32_t insert_key(std::uint32_t* keys, std::uint32_t mask, unsigned shift,
+                                                    std::uint32_t j, bool& fresh) {
+    std::uint32_t s = hash_slot(j, shift);
+    for (;;) {
+        const std::uint32_t k = *reinterpret_cast<volatile std::uint32_t*>(keys + s);
+        if (k == j) break;
+        if (k == empty_key) {
+            const std::uint32_t old = atomicCAS(keys + s, empty_key, j);
+            if (old == empty_key) {
+                fresh = true;
+                return s;
+            }
+            if (old == j) break;
+        }
+        s = (s + 1) & mask;
+    }
+    fresh = false;
+    return s;
+}
+
+// The slot of column j, or empty_key (no insertion; the keys no longer change).
+__device__ __forceinline__ std::uint32_t find_key(const std::uint32_t* keys, std::uint32_t mask, unsigned shift,
+                                                  std::uint32_t j) {
+    std::uint32_t s = hash_slot(j, shift);
+    for (;;) {
+        const std::uint32_t k = keys[s];
+        if (k == j) return s;
+        if (k == empty_key) return empty_key;
+        s = (s + 1) & mask;
+    }
+}
+
+__device__ __forceinline__ bool contains_sorted(const ColIndex* c, Offset b, Offset e, ColIndex j) {
+    const Offset end = e;
+    while (b < e) {
+        const Offset m = b + (e - b) / 2;
+        if (c[m] < j) b = m + 1;
+        else e = m;
+    }
+    return b < end && c[b] == j;
+}
+
+// Collectives of a row's threads: a warp's (G <= 32: every row of the warp takes part) or the block's.
+template <unsigned G>
+__device__ __forceinline__ bool coop_any(bool p) {
+    if constexpr (G <= 32) return __any_sync(full_mask, p);
+    else return __syncthreads_or(p);
+}
+template <unsigned G>
+__device__ __forceinline__ void coop_sync() {
+    if constexpr (G <= 32) __syncwarp();
+    else __syncthreads();
+}
+
+// Inclusive sum over a row's G threads (tid = the thread's rank in its row). scan: 33 words of shared memory.
+template <unsigned G>
+__device__ __forceinline__ std::uint64_t group_scan(std::uint64_t v, std::uint64_t* scan) {
+    constexpr unsigned width = G < 32 ? G : 32;
+    const unsigned lane = threadIdx.x & 31;
+#pragma unroll
+    for (unsigned d = 1; d < width; d <<= 1) {
+        const std::uint64_t u = __shfl_up_sync(full_mask, v, d, width);
+        if ((lane % width) >= d) v += u;
+    }
+    if constexpr (G > 32) {
+        constexpr unsigned warps = G / 32;
+        const unsigned w = threadIdx.x >> 5;
+        if (lane == 31) scan[w] = v;
+        __syncthreads();
+        if (w == 0) {
+            std::uint64_t t = lane < warps ? scan[lane] : 0;
+#pragma unroll
+            for (unsigned d = 1; d < 32; d <<= 1) {
+                const std::uint64_t u = __shfl_up_sync(full_mask, t, d);
+                if (lane >= d) t += u;
+            }
+            if (lane < warps) scan[lane] = t;
+        }
+        __syncthreads();
+        if (w > 0) v += scan[w - 1];
+    }
+    return v;
+}
+
+// Sum over a row's G threads, in thread 0 of the row (scan as above).
+template <unsigned G>
+__device__ __forceinline__ std::uint64_t group_sum(std::uint64_t v, std::uint64_t* scan) {
+    constexpr unsigned width = G < 32 ? G : 32;
+#pragma unroll
+    for (unsigned d = width / 2; d > 0; d >>= 1) v += __shfl_down_sync(full_mask, v, d, width);
+    if constexpr (G > 32) {
+        const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+        __syncthreads();
+        if (lane == 0) scan[w] = v;
+        __syncthreads();
+        if (threadIdx.x == 0)
+            for (unsigned i = 1; i < G / 32; ++i) v += scan[i];
+    }
+    return v;
+}
+
+template <class T>
+__device__ __forceinline__ T read_volatile(const T* p) {
+    return *reinterpret_cast<const volatile T*>(p);
+}
+
+// One launch of a group: see the top of this file.
+template <class T, class Sr, bool Values, unsigned G, unsigned BLOCK, unsigned S>
+__global__ void __launch_bounds__(BLOCK) rows_kernel(const RowArgs x, const Sr sr) {
+    static_assert(G <= 32 ? (32 % G == 0 && BLOCK % 32 == 0) : G == BLOCK, "a row is part of a warp or a block");
+    constexpr bool global = S == 0;
+    static_assert(!global || G == BLOCK, "global tables take a block per row");
+    constexpr unsigned RPB = BLOCK / G;
+    constexpr Layout L = layout(Values, sizeof(T), G, BLOCK, S);
+    extern __shared__ __align__(16) unsigned char smem[];
+
+    const unsigned rg = threadIdx.x / G, tid = threadIdx.x % G, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    std::uint64_t* const ends = reinterpret_cast<std::uint64_t*>(smem + L.ends) + rg * G;
+    Offset* const bstart = reinterpret_cast<Offset*>(smem + L.bstart) + rg * G;
+    std::uint64_t* const scan = reinterpret_cast<std::uint64_t*>(smem + L.scan);
+    [[maybe_unused]] T* const avals = reinterpret_cast<T*>(smem + L.avals) + rg * G;
+    [[maybe_unused]] T* const stage = reinterpret_cast<T*>(smem + L.stage) + warp * 32;
+    const T* const a_vals = static_cast<const T*>(x.a_vals);
+    const T* const b_vals = static_cast<const T*>(x.b_vals);
+
+    for (std::uint64_t base = std::uint64_t(blockIdx.x) * RPB; base < x.nrows; base += std::uint64_t(gridDim.x) * RPB) {
+        const std::uint64_t r = base + rg;
+        const bool active = r < x.nrows;
+        const std::uint32_t row = active ? x.rows[r] : 0;
+        const Offset pa = active ? x.a_off[row] : 0, pe = active ? x.a_off[row + 1] : 0;
+
+        // The row's table.
+        std::uint32_t slots = S;
+        std::uint32_t* keys;
+        [[maybe_unused]] std::uint32_t* hits = nullptr;
+        [[maybe_unused]] T* vals = nullptr;
+        [[maybe_unused]] std::uint8_t* flags = nullptr;
+        if constexpr (global) {
+            const std::uint64_t want = 2 * (active ? x.size[row] : 1);
+            std::uint64_t s = 32;
+            while (s < want) s <<= 1;
+            slots = std::uint32_t(s < x.t_slots ? s : x.t_slots);
+            keys = x.t_keys + blockIdx.x * x.t_slots;
+            if constexpr (Values) {
+                vals = static_cast<T*>(x.t_vals) + blockIdx.x * x.t_slots;
+                flags = x.t_flags + blockIdx.x * x.t_slots;
+            } else {
+                hits = x.t_hits + blockIdx.x * (x.t_slots / 32);
+            }
+        } else {
+            keys = reinterpret_cast<std::uint32_t*>(smem + L.keys) + rg * S;
+            if constexpr (Values) {
+                vals = reinterpret_cast<T*>(smem + L.vals) + rg * S;
+                flags = smem + L.flags + rg * S;
+            } else {
+                hits = reinterpret_cast<std::uint32_t*>(smem + L.hits) + rg * ((S + 31) / 32);
+            }
+        }
+        const std::uint32_t mask = slots - 1;
+        const unsigned shift = 32 - (31 - __clz(slots));
+        // Global tables: the step's shared table (numeric phase).
+        constexpr std::uint32_t step_slots = 2 * BLOCK;
+        [[maybe_unused]] std::uint32_t* const st_keys = reinterpret_cast<std::uint32_t*>(smem + L.keys);
+        [[maybe_unused]] T* const st_vals = reinterpret_cast<T*>(smem + L.vals);
+        [[maybe_unused]] std::uint8_t* const st_flags = smem + L.flags;
+        [[maybe_unused]] constexpr unsigned st_shift = 33 - std::bit_width(step_slots);
+        if constexpr (global && Values)
+            for (std::uint32_t e = tid; e < step_slots; e += G) {
+                st_keys[e] = empty_key;
+                st_flags[e] = 0;
+            }
+        for (std::uint32_t s = tid; s < slots; s += G) {
+            keys[s] = empty_key;
+            if constexpr (Values) flags[s] = 0;
+        }
+        if constexpr (!Values)
+            for (std::uint32_t w = tid; w < (slots + 31) / 32; w += G) hits[w] = 0;
+
+        // A non-complemented mask with no more entries than the row has products is put in the table first:
+        // products then only look up. Otherwise each product's column is searched for in the mask's row.
+        const Offset mb = active && x.m_off ? x.m_off[row] : 0, me = active && x.m_off ? x.m_off[row + 1] : 0;
+        const bool prefill = active && x.m_off && !x.complement && me - mb <= x.products[row];
+        coop_sync<G>();
+        if (prefill) {
+            for (Offset p = mb + tid; p < me; p += G) {
+                bool fresh;
+                insert_key(keys, mask, shift, x.m_cols[p], fresh);
+            }
+        }
+        coop_sync<G>();
+
+        std::uint64_t count = 0;  // symbolic: new columns this thread found
+        // Takes this thread's product of the step (valid: it has one): collective over the row's threads.
+        auto consume = [&](bool valid, std::uint32_t j, T v) {
+            if (valid && x.m_off && !prefill) valid = contains_sorted(x.m_cols, mb, me, j) != x.complement;
+            if constexpr (!Values) {
+                if (valid) {
+                    if (prefill) {
+                        const std::uint32_t s = find_key(keys, mask, shift, j);
+                        if (s != empty_key) {
+                            const std::uint32_t bit = 1u << (s & 31);
+                            if (!(atomicOr(hits + (s >> 5), bit) & bit)) ++count;
+                        }
+                    } else {
+                        bool fresh;
+                        insert_key(keys, mask, shift, j, fresh);
+                        count += fresh;
+                    }
+                }
+            } else {
+                std::uint32_t s = empty_key;
+                if (valid) {
+                    if (prefill) {
+                        s = find_key(keys, mask, shift, j);
+                        valid = s != empty_key;
+                    } else {
+                        bool fresh;
+                        s = insert_key(keys, mask, shift, j, fresh);
+                    }
+                }
+                // Where this step's fold goes: the row's table, or for global tables the step's shared table.
+                std::uint32_t u = s;
+                T* tv = vals;
+                std::uint8_t* tf = flags;
+                if constexpr (global) {
+                    tv = st_vals;
+                    tf = st_flags;
+                    if (valid) {
+                        bool fresh;
+                        u = insert_key(st_keys, step_slots - 1, st_shift, s, fresh);
+                    }
+                }
+                const std::uint64_t key = valid ? (std::uint64_t(rg) << 32 | u) : (std::uint64_t(0xFFFF0000u | lane) << 32);
+                const unsigned peers = __match_any_sync(full_mask, key);
+                stage[lane] = v;
+                __syncwarp();
+                const bool leader = valid && unsigned(__ffs(peers) - 1) == lane;
+                auto apply = [&] {
+                    T acc = tf[u] ? sr.template add<T>(tv[u], read_volatile(stage + lane)) : read_volatile(stage + lane);
+                    for (unsigned rest = peers & (peers - 1); rest; rest &= rest - 1)
+                        acc = sr.template add<T>(acc, read_volatile(stage + (__ffs(rest) - 1)));
+                    tv[u] = acc;
+                    tf[u] = 1;
+                };
+                if constexpr (G <= 32) {
+                    if (leader) apply();
+                    __syncwarp();
+                } else {
+                    for (unsigned w = 0; w < BLOCK / 32; ++w) {
+                        if (warp == w && leader) apply();
+                        __syncthreads();
+                    }
+                }
+                if constexpr (global) {
+                    // The step's folds go to the row's table in one parallel pass (distinct slots).
+                    for (std::uint32_t e = tid; e < step_slots; e += G) {
+                        if (st_flags[e]) {
+                            const std::uint32_t gs = st_keys[e];
+                            vals[gs] = flags[gs] ? sr.template add<T>(vals[gs], st_vals[e]) : st_vals[e];
+                            flags[gs] = 1;
+                            st_flags[e] = 0;
+                        }
+                        st_keys[e] = empty_key;
+                    }
+                    __syncthreads();
+                }
+            }
+        };
+
+        // One step of the paper's reading: product B(k, q) of this thread's entry, scaled by a.
+        [[maybe_unused]] auto walk_step = [&](bool valid, Offset q, T a) {
+            std::uint32_t j = 0;
+            T v{};
+            if (valid) {
+                j = x.b_cols[q];
+                if constexpr (Values) v = sr.template multiply<T>(a, b_vals[q]);
+            }
+            consume(valid, j, v);
+        };
+        if (x.ranged) {
+            // Ranged-indirect gather: tiles of G entries of A(i,:), their B ranges scanned into one stream.
+            for (Offset t0 = pa; coop_any<G>(t0 < pe); t0 += G) {
+                const Offset p = t0 + tid;
+                std::uint64_t len = 0;
+                Offset qb = 0;
+                T a{};
+                if (p < pe) {
+                    const ColIndex k = x.a_cols[p];
+                    qb = x.b_off[k];
+                    len = x.b_off[k + 1] - qb;
+                    if constexpr (Values) a = a_vals[p];
+                }
+                const std::uint64_t end = group_scan<G>(len, scan);
+                ends[tid] = end;
+                bstart[tid] = qb;
+                if constexpr (Values) avals[tid] = a;
+                coop_sync<G>();
+                const std::uint64_t total = ends[G - 1];
+                for (std::uint64_t c0 = 0; coop_any<G>(c0 < total); c0 += G) {
+                    const std::uint64_t at = c0 + tid;
+                    const bool valid = at < total;
+                    std::uint32_t j = 0;
+                    T v{};
+                    if (valid) {
+                        unsigned lo = 0, hi = G - 1;  // the first entry whose range ends after `at`
+                        while (lo < hi) {
+                            const unsigned mid = (lo + hi) / 2;
+                            if (ends[mid] > at) hi = mid;
+                            else lo = mid + 1;
+                        }
+                        const Offset q = bstart[lo] + (at - (lo ? ends[lo - 1] : 0));
+                        j = x.b_cols[q];
+                        if constexpr (Values) v = sr.template multiply<T>(avals[lo], b_vals[q]);
+                    }
+                    consume(valid, j, v);
+                }
+                coop_sync<G>();
+            }
+        } else if constexpr (G <= 32) {
+            // The paper's partial warp per row: each thread walks whole B rows of every G-th entry.
+            Offset p = pa + tid, q = 0, qe = 0;
+            T a{};
+            auto next_entry = [&] {
+                while (p < pe) {
+                    const ColIndex k = x.a_cols[p];
+                    q = x.b_off[k];
+                    qe = x.b_off[k + 1];
+                    if constexpr (Values) a = a_vals[p];
+                    p += G;
+                    if (q < qe) return;
+                }
+                q = qe = 0;
+            };
+            next_entry();
+            while (coop_any<G>(q < qe)) {
+                const bool valid = q < qe;
+                walk_step(valid, q, a);
+                if (valid && ++q == qe) next_entry();
+            }
+        } else {
+            // The paper's block per row: each warp takes every W-th entry, its lanes walk the B row.
+            constexpr unsigned W = BLOCK / 32;
+            Offset p = pa + warp, q = 0, qe = 0;
+            T a{};
+            auto next_entry = [&] {
+                while (p < pe) {
+                    const ColIndex k = x.a_cols[p];
+                    const Offset qb = x.b_off[k];
+                    qe = x.b_off[k + 1];
+                    if constexpr (Values) a = a_vals[p];
+                    p += W;
+                    if (qb < qe) {
+                        q = qb + lane;
+                        return;
+                    }
+                }
+                q = qe = 0;
+            };
+            next_entry();
+            while (coop_any<G>(q < qe)) {
+                const bool valid = q < qe;
+                walk_step(valid, q, a);
+                q += 32;
+                if (__all_sync(full_mask, q >= qe)) next_entry();
+            }
+        }
+
+        if constexpr (!Values) {
+            const std::uint64_t total = group_sum<G>(count, scan);
+            if (active && tid == 0) x.row_nnz[row] = total;
+            coop_sync<G>();
+        } else {
+            coop_sync<G>();
+            if constexpr (G <= 32) {
+                // Small tables: each entry's place is the number of smaller columns.
+                if (active) {
+                    T* const c_vals = static_cast<T*>(x.c_vals);
+                    const Offset c0 = x.c_off[row];
+                    for (std::uint32_t s = tid; s < S; s += G) {
+                        if (!flags[s]) continue;
+                        const std::uint32_t j = keys[s];
+                        std::uint32_t rank = 0;
+                        for (std::uint32_t t = 0; t < S; ++t) rank += flags[t] && keys[t] < j;
+                        x.c_cols[c0 + rank] = j;
+                        c_vals[c0 + rank] = vals[s];
+                    }
+                }
+                __syncwarp();
+            } else {
+                // Larger rows go to their place in C unsorted, in slot order; they are sorted by column afterwards
+                // (a segmented sort over many rows at once beats sorting each table in shared memory).
+                unsigned* const next = reinterpret_cast<unsigned*>(scan);
+                if (threadIdx.x == 0) *next = 0;
+                __syncthreads();
+                if (active) {
+                    T* const c_vals = static_cast<T*>(x.c_vals);
+                    const Offset c0 = x.c_off[row];
+                    for (std::uint32_t s = tid; s < slots; s += G)
+                        if (flags[s]) {
+                            const Offset at = c0 + atomicAdd(next, 1u);
+                            x.c_cols[at] = keys[s];
+                            c_vals[at] = vals[s];
+                        }
+                }
+                __syncthreads();
+            }
+        }
+    }
+}
+
+#endif  // __CUDACC__
+
+}  // namespace hybla::cuda::hash
