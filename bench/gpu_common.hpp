@@ -111,6 +111,18 @@ inline std::string default_data_dir() {
     return "../shared/data";
 }
 
+// An R-MAT graph with values of type T, on the CPU.
+template <class T>
+hybla::Matrix<T> rmat_as(const RmatParams& p) {
+    hybla::Matrix<double> r = rmat(p);
+    if constexpr (std::is_same_v<T, double>) return r;
+    else {
+        hybla::Matrix<T> c(r.nrows(), r.ncols(), hybla::Context::cpu());
+        hybla::apply(c, hybla::no_mask, hybla::no_accum, hybla::identity_op{}, r);
+        return c;
+    }
+}
+
 // The graph called name, on the CPU: "rmatS" is R-MAT scale S (edge factor 16, undirected simple, values 1);
 // otherwise a graph of the data folder (a name of data_files, a file, or a folder holding one graph file).
 template <class T>
@@ -120,13 +132,7 @@ hybla::Matrix<T> load_graph(const std::string& name, const std::string& data) {
         p.scale = std::atoi(name.c_str() + 4);
         p.edge_factor = 16;
         if (p.scale < 1 || p.scale > 30) throw hybla::InvalidValue("bad R-MAT scale in " + name);
-        hybla::Matrix<double> r = rmat(p);
-        if constexpr (std::is_same_v<T, double>) return r;
-        else {
-            hybla::Matrix<T> c(r.nrows(), r.ncols(), hybla::Context::cpu());
-            hybla::apply(c, hybla::no_mask, hybla::no_accum, hybla::identity_op{}, r);
-            return c;
-        }
+        return rmat_as<T>(p);
     }
     std::string file;
     for (auto& [n, f] : data_files)
@@ -173,13 +179,7 @@ template <class T>
 hybla::Matrix<T> resolve_graph(const std::string& name, const std::string& data) {
     RmatParams p;
     if (rmat_params_of(name, p)) {
-        hybla::Matrix<double> r = rmat(p);
-        if constexpr (std::is_same_v<T, double>) return r;
-        else {
-            hybla::Matrix<T> c(r.nrows(), r.ncols(), hybla::Context::cpu());
-            hybla::apply(c, hybla::no_mask, hybla::no_accum, hybla::identity_op{}, r);
-            return c;
-        }
+        return rmat_as<T>(p);
     }
     if (std::filesystem::is_regular_file(name)) return hybla::io::read_graph<T>(name).matrix;
     return load_graph<T>(name, data);

@@ -26,6 +26,7 @@
 
 #include "algorithms/contract.hpp"
 #include "engine/hybla.hpp"
+#include "bench/cusparse_spgemm.hpp"
 #include "bench/gpu_common.hpp"
 #include "io/read_graph.hpp"
 
@@ -34,86 +35,6 @@ namespace {
 using namespace hybla;
 using namespace hybla::bench;
 
-
-// A CSR matrix with 32-bit offsets in device memory, as cuSPARSE takes it.
-struct DeviceCsr {
-    int m = 0, n = 0;
-    std::int64_t nnz = 0;
-    int* off = nullptr;
-    int* col = nullptr;
-    float* val = nullptr;
-    cusparseSpMatDescr_t descr = nullptr;
-    void release() {
-        if (descr) cusparseDestroySpMat(descr);
-        cudaFree(off);
-        cudaFree(col);
-        cudaFree(val);
-        *this = DeviceCsr{};
-    }
-};
-DeviceCsr upload(const Matrix<float>& host) {
-    const Matrix<float> h = host.to(Context::cpu());
-    DeviceCsr d;
-    d.m = int(h.nrows());
-    d.n = int(h.ncols());
-    d.nnz = std::int64_t(h.nvals());
-    std::vector<int> off(h.row_offsets().begin(), h.row_offsets().end());
-    std::vector<int> col(h.col_indices().begin(), h.col_indices().end());
-    cuda_check(cudaMalloc(&d.off, off.size() * sizeof(int)), "cudaMalloc");
-    cuda_check(cudaMalloc(&d.col, std::max<std::size_t>(1, col.size()) * sizeof(int)), "cudaMalloc");
-    cuda_check(cudaMalloc(&d.val, std::max<std::size_t>(1, col.size()) * sizeof(float)), "cudaMalloc");
-    cuda_check(cudaMemcpy(d.off, off.data(), off.size() * sizeof(int), cudaMemcpyHostToDevice), "cudaMemcpy");
-    cuda_check(cudaMemcpy(d.col, col.data(), col.size() * sizeof(int), cudaMemcpyHostToDevice), "cudaMemcpy");
-    cuda_check(cudaMemcpy(d.val, h.values().data(), col.size() * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy");
-    sparse_check(cusparseCreateCsr(&d.descr, d.m, d.n, d.nnz, d.off, d.col, d.val, CUSPARSE_INDEX_32I,
-                                   CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F),
-                 "cusparseCreateCsr");
-    return d;
-}
-
-// C = A·B with cusparseSpGEMM (work estimation, compute, copy), every buffer allocated in the call.
-DeviceCsr spgemm(cusparseHandle_t h, const DeviceCsr& a, const DeviceCsr& b) {
-    DeviceCsr c;
-    c.m = a.m;
-    c.n = b.n;
-    cuda_check(cudaMalloc(&c.off, (c.m + 1) * sizeof(int)), "cudaMalloc");
-    sparse_check(cusparseCreateCsr(&c.descr, c.m, c.n, 0, c.off, nullptr, nullptr, CUSPARSE_INDEX_32I,
-                                   CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F),
-                 "cusparseCreateCsr (C)");
-    const float alpha = 1, beta = 0;
-    const auto op = CUSPARSE_OPERATION_NON_TRANSPOSE;
-    cusparseSpGEMMDescr_t desc;
-    sparse_check(cusparseSpGEMM_createDescr(&desc), "cusparseSpGEMM_createDescr");
-    std::size_t size1 = 0, size2 = 0;
-    void *buf1 = nullptr, *buf2 = nullptr;
-    sparse_check(cusparseSpGEMM_workEstimation(h, op, op, &alpha, a.descr, b.descr, &beta, c.descr, CUDA_R_32F,
-                                               CUSPARSE_SPGEMM_DEFAULT, desc, &size1, nullptr),
-                 "cusparseSpGEMM_workEstimation");
-    cuda_check(cudaMalloc(&buf1, std::max<std::size_t>(1, size1)), "cudaMalloc (SpGEMM buffer 1)");
-    sparse_check(cusparseSpGEMM_workEstimation(h, op, op, &alpha, a.descr, b.descr, &beta, c.descr, CUDA_R_32F,
-                                               CUSPARSE_SPGEMM_DEFAULT, desc, &size1, buf1),
-                 "cusparseSpGEMM_workEstimation");
-    sparse_check(cusparseSpGEMM_compute(h, op, op, &alpha, a.descr, b.descr, &beta, c.descr, CUDA_R_32F,
-                                        CUSPARSE_SPGEMM_DEFAULT, desc, &size2, nullptr),
-                 "cusparseSpGEMM_compute");
-    cuda_check(cudaMalloc(&buf2, std::max<std::size_t>(1, size2)), "cudaMalloc (SpGEMM buffer 2)");
-    sparse_check(cusparseSpGEMM_compute(h, op, op, &alpha, a.descr, b.descr, &beta, c.descr, CUDA_R_32F,
-                                        CUSPARSE_SPGEMM_DEFAULT, desc, &size2, buf2),
-                 "cusparseSpGEMM_compute");
-    std::int64_t rows = 0, cols = 0, nnz = 0;
-    sparse_check(cusparseSpMatGetSize(c.descr, &rows, &cols, &nnz), "cusparseSpMatGetSize");
-    c.nnz = nnz;
-    cuda_check(cudaMalloc(&c.col, std::max<std::int64_t>(1, nnz) * sizeof(int)), "cudaMalloc");
-    cuda_check(cudaMalloc(&c.val, std::max<std::int64_t>(1, nnz) * sizeof(float)), "cudaMalloc");
-    sparse_check(cusparseCsrSetPointers(c.descr, c.off, c.col, c.val), "cusparseCsrSetPointers");
-    sparse_check(cusparseSpGEMM_copy(h, op, op, &alpha, a.descr, b.descr, &beta, c.descr, CUDA_R_32F,
-                                     CUSPARSE_SPGEMM_DEFAULT, desc),
-                 "cusparseSpGEMM_copy");
-    cusparseSpGEMM_destroyDescr(desc);
-    cudaFree(buf1);
-    cudaFree(buf2);
-    return c;
-}
 
 std::vector<std::int64_t> read_labels(const std::string& path, const io::VertexNames& names, Index n) {
     std::unordered_map<std::string, Index> id;
@@ -209,15 +130,15 @@ int main(int argc, char** argv) {
             products = algorithms::detail::coarsen<plus_monoid>(st_gpu, a);
             cuda::synchronize(gpu.stream());
         });
-        DeviceCsr ds = upload(s), dst = upload(s.transposed()), da = upload(g.matrix);
+        const DeviceCsr ds = upload(s, "S"), dst = upload(s.transposed(), "S transposed"),
+                        da = upload(g.matrix.to(Context::cpu()), "A");
         cusparseHandle_t h;
         sparse_check(cusparseCreate(&h), "cusparseCreate");
         DeviceCsr theirs;
         const double cusparse_ms = median_ms(runs, [&] {
-            theirs.release();
-            DeviceCsr sa = spgemm(h, ds, da);
+            theirs = DeviceCsr{};
+            const DeviceCsr sa = spgemm(h, ds, da);
             theirs = spgemm(h, sa, dst);
-            sa.release();
         });
         // Compare.
         const Matrix<float> mine = ours.matrix.to(Context::cpu());
@@ -241,10 +162,7 @@ int main(int argc, char** argv) {
                     cusparse_ms, hybla_ms / cusparse_ms, same ? "agree" : "DIFFER");
         std::printf("hybla's two products alone (S, Sᵀ on the GPU) %.3f ms, ratio %.2f to cuSPARSE's\n", products_ms,
                     products_ms / cusparse_ms);
-        theirs.release();
-        ds.release();
-        dst.release();
-        da.release();
+        theirs = DeviceCsr{};
         cusparseDestroy(h);
         return same ? 0 : 1;
     } catch (const std::exception& e) {
