@@ -1285,7 +1285,7 @@ void check_hash(const std::string& what, const Csr<T>& a0, const Csr<T>& b0, con
 // Products per row at and around each group boundary, and above the largest.
 std::vector<Index> boundary_products() {
     std::vector<Index> out = {0, 1, 2};
-    for (Index e : {16, 128, 512, 2048, 8192})
+    for (Index e : {16, 128, 512, 2048, 4096, 8192})
         for (Index p : {e - 1, e, e + 1}) out.push_back(p);
     out.push_back(20011);
     return out;
@@ -1506,7 +1506,7 @@ TEST_CASE("SpGEMM hash: rows with products at and around each group boundary", "
         check_hash<lor_land, bool>("lor_land bool", a0, b0, {}, unmasked);
     }
     // Products capped by ncols: n at and just above each boundary; rows of n - 1, n, n + 1, 2n and 5n products.
-    for (Index e : {16, 128, 512, 2048, 8192})
+    for (Index e : {16, 128, 512, 2048, 4096, 8192})
         for (Index nc : {e, e + 1}) {
             if (!ref::in_shard()) continue;
             const Index d = std::min<Index>(nc, 64);
@@ -1645,7 +1645,7 @@ TEST_CASE("SpGEMM hash: masks of every kind with A times B and A times B transpo
     // Mask rows: empty, of one entry, of each boundary size, full; half of each on the product's pattern, the
     // rest anywhere; a third of the values zero (false), so that the valued mask differs from the structural one.
     std::vector<Index> sizes = {0, 1, 5, 40};
-    for (Index e : {16, 128, 512, 2048, 8192})
+    for (Index e : {16, 128, 512, 2048, 4096, 8192})
         for (Index p : {e, e + 1}) sizes.push_back(p);
     sizes.push_back(n);
     // Each kind (complemented or not, structural or valued) with B and with Bᵀ (transpose_b), replace on every
