@@ -17,7 +17,9 @@
 // warp match; the lowest of them (the earliest product) folds the table's value and their products in thread
 // order, warps one after another in warp order. A row's products are thus folded left to right in the order of
 // the steps, which for the ranged gather is A(i,:)'s order then B(k,:)'s, the CPU's order: sums are bit for bit
-// the CPU's. The paper's reading order is deterministic too (fixed by the data), but a different order.
+// the CPU's. The paper's reading order is deterministic too (fixed by the data), but a different order. Rows in
+// global tables fold each step in a shared step table first and add that to the row's table: deterministic,
+// grouped by step.
 #pragma once
 #include <cuda_runtime.h>
 
