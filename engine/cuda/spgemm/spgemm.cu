@@ -420,8 +420,10 @@ Array<Offset> row_products(const Csr<T>& a, const Csr<T>& b, const Context& ctx)
 }
 
 // The symbolic and numeric phases for C = A ⊕.⊗ B (under the mask).
+// products: each row's intermediate products when the caller has them (null: counted here).
 template <class T, class Sr>
-CsrResult<T> core(const Csr<T>& a, const Csr<T>& b, const Sr& sr, const MaskPattern* mask, const Context& ctx) {
+CsrResult<T> core(const Csr<T>& a, const Csr<T>& b, const Sr& sr, const MaskPattern* mask, const Context& ctx,
+                  const Offset* row_products_given = nullptr) {
     const Index m = a.rows, n = b.cols;
     CsrResult<T> out{0, Array<Offset>(0, ctx), Array<ColIndex>(0, ctx), Array<T>(0, ctx)};
     if (m == 0 || n == 0 || a.nnz == 0 || b.nnz == 0) return out;
@@ -445,13 +447,13 @@ CsrResult<T> core(const Csr<T>& a, const Csr<T>& b, const Sr& sr, const MaskPatt
     PhaseClock clock(stream);
     std::array<double, group_count> sym_ms{}, num_ms{};
     double setup_ms = 0, sort_ms = 0;
-    Array<Offset> products = row_products(a, b, ctx);
-    x.products = products.data();
+    Array<Offset> products = row_products_given ? Array<Offset>(0, ctx) : row_products(a, b, ctx);
+    x.products = row_products_given ? row_products_given : products.data();
 
     // Symbolic phase: each row's distinct columns, grouped by an upper bound of them.
     Array<Offset> row_nnz(m + 1, ctx), c_off(m + 1, ctx);
     check(cudaMemsetAsync(row_nnz.data(), 0, (m + 1) * sizeof(Offset), stream), "SpGEMM: memset");
-    GroupArgs gp{m, n, a.off, products.data(), nullptr, x.m_off, x.complement,
+    GroupArgs gp{m, n, a.off, x.products, nullptr, x.m_off, x.complement,
                  shared_groups_enabled(false, 1, ctx.device()), min_group};
     gp.row_nnz = row_nnz.data();
     std::array<unsigned long long, group_count> sym_counts{};
@@ -559,16 +561,6 @@ CsrResult<T> core(const Csr<T>& a, const Csr<T>& b, const Sr& sr, const MaskPatt
     out.cols = std::move(c_cols);
     out.vals = std::move(c_vals);
     return out;
-}
-
-__global__ void max_kernel(std::uint64_t n, const Offset* v, unsigned long long* out) {
-    unsigned long long best = 0;
-    for (std::uint64_t i = thread_index(); i < n; i += thread_count()) best = v[i] > best ? v[i] : best;
-    for (unsigned d = 16; d > 0; d >>= 1) {
-        const unsigned long long o = __shfl_down_sync(full_mask, best, d);
-        best = o > best ? o : best;
-    }
-    if ((threadIdx.x & 31) == 0 && best) atomicMax(out, best);
 }
 
 // Rows of more than `split` products are cut into parts, each a run of consecutive entries of A(i,:): an entry
@@ -700,28 +692,21 @@ __global__ void fold_runs_kernel(Index m, const Offset* start, const ColIndex* c
 // block would take alone, and whose table would live in global memory) is cut into parts by its entries; the
 // parts are multiplied as rows of their own (in shared-memory tables), then each row's partial rows are sorted
 // stably by column and each column's partial values folded in the parts' order.
+// products: each row's intermediate products (device), biggest: their largest.
 template <class T, class Sr>
 CsrResult<T> multiply_rows(const Csr<T>& ca, const Csr<T>& cb, const Sr& sr, const MaskPattern* mask,
-                           const Context& ctx) {
+                           const Context& ctx, const Offset* products, Offset biggest) {
     const Index m = ca.rows, n = cb.cols;
     const cudaStream_t stream = stream_of(ctx);
     CsrResult<T> empty{0, Array<Offset>(0, ctx), Array<ColIndex>(0, ctx), Array<T>(0, ctx)};
     const Offset split = split_products();
     if (m == 0 || n == 0 || ca.nnz == 0 || cb.nnz == 0) return empty;
-    Array<Offset> products = row_products(ca, cb, ctx);
-    Array<unsigned long long> most(1, ctx);
-    check(cudaMemsetAsync(most.data(), 0, sizeof(unsigned long long), stream), "SpGEMM: memset");
-    max_kernel<<<grid_for(m), block_size, 0, stream>>>(m, products.data(), most.data());
-    check_launch("SpGEMM: max kernel");
     // Masked rows are not cut: each part would scan its row's whole mask (tc on R-MAT 21: 1.63 -> 6.26 s).
-    if (mask || most.get(0) <= split) {
-        products = Array<Offset>(0, ctx);
-        return core(ca, cb, sr, mask, ctx);
-    }
+    if (mask || biggest <= split) return core(ca, cb, sr, mask, ctx, products);
     Scratch scratch(ctx);
     Array<Offset> parts(m + 1, ctx), vbase(m + 1, ctx);
-    cut_rows_kernel<<<grid_for((m + 1) * 32), block_size, 0, stream>>>(m, ca.off, ca.idx, cb.off, products.data(),
-                                                                        split, nullptr, parts.data(), nullptr);
+    cut_rows_kernel<<<grid_for((m + 1) * 32), block_size, 0, stream>>>(m, ca.off, ca.idx, cb.off, products, split,
+                                                                        nullptr, parts.data(), nullptr);
     check_launch("SpGEMM: cut rows kernel");
     exclusive_sum(parts.data(), vbase.data(), m + 1, scratch, ctx);
     const Offset mv = vbase.get(m);
@@ -730,12 +715,11 @@ CsrResult<T> multiply_rows(const Csr<T>& ca, const Csr<T>& cb, const Sr& sr, con
                            " rows, more than 2^32 - 1");
     parts = Array<Offset>(0, ctx);
     Array<Offset> av_off(mv + 1, ctx);
-    cut_rows_kernel<<<grid_for((m + 1) * 32), block_size, 0, stream>>>(m, ca.off, ca.idx, cb.off, products.data(),
-                                                                        split, vbase.data(), nullptr, av_off.data());
+    cut_rows_kernel<<<grid_for((m + 1) * 32), block_size, 0, stream>>>(m, ca.off, ca.idx, cb.off, products, split,
+                                                                        vbase.data(), nullptr, av_off.data());
     check_launch("SpGEMM: cut rows kernel");
     check(cudaMemcpyAsync(av_off.data() + mv, ca.off + m, sizeof(Offset), cudaMemcpyDeviceToDevice, stream),
           "SpGEMM: copy");
-    products = Array<Offset>(0, ctx);
     const Csr<T> av{mv, ca.cols, av_off.data(), ca.idx, ca.vals, ca.nnz};
     trace("cuda spgemm: rows with more than %llu products cut into parts: %llu rows of parts",
           (unsigned long long)split, (unsigned long long)mv);
@@ -801,9 +785,10 @@ Matrix<T> multiply(const Matrix<T>& a, const Matrix<T>& b, const Sr& sr, const M
     const Csr<T> ca = csr_of(a), cb = csr_of(b);
     // Each row's first product: where the batches cut.
     std::vector<Offset> prefix(m + 1);
+    const Array<Offset> products = row_products(ca, cb, ctx);
     {
         Scratch scratch(ctx);
-        Array<Offset> products = row_products(ca, cb, ctx), at(m + 1, ctx), with_end(m + 1, ctx);
+        Array<Offset> at(m + 1, ctx), with_end(m + 1, ctx);
         check(cudaMemcpyAsync(with_end.data(), products.data(), m * sizeof(Offset), cudaMemcpyDeviceToDevice, stream),
               "SpGEMM: copy");
         check(cudaMemsetAsync(with_end.data() + m, 0, sizeof(Offset), stream), "SpGEMM: memset");
@@ -818,7 +803,7 @@ Matrix<T> multiply(const Matrix<T>& a, const Matrix<T>& b, const Sr& sr, const M
         if (r.nnz == 0) return Matrix<T>(m, n, ctx);
         return Matrix<T>::import_csr(m, n, std::move(r.off), std::move(r.cols), std::move(r.vals), false);
     };
-    if (batches.size() <= 1) return as_matrix(multiply_rows(ca, cb, sr, mask, ctx));
+    if (batches.size() <= 1) return as_matrix(multiply_rows(ca, cb, sr, mask, ctx, products.data(), biggest));
     trace("cuda spgemm: %zu batches of rows", batches.size());
     std::vector<CsrResult<T>> parts;
     Offset total = 0;
@@ -829,7 +814,9 @@ Matrix<T> multiply(const Matrix<T>& a, const Matrix<T>& b, const Sr& sr, const M
         const Csr<T> slice{r.end - r.begin, ca.cols, ca.off + r.begin, ca.idx, ca.vals, ends[1] - ends[0]};
         MaskPattern mslice;
         if (mask) mslice = MaskPattern{mask->offsets + r.begin, mask->cols, mask->complement};
-        parts.push_back(multiply_rows(slice, cb, sr, mask ? &mslice : nullptr, ctx));
+        Offset most = 0;
+        for (Index i = r.begin; i < r.end; ++i) most = std::max(most, prefix[i + 1] - prefix[i]);
+        parts.push_back(multiply_rows(slice, cb, sr, mask ? &mslice : nullptr, ctx, products.data() + r.begin, most));
         total += parts.back().nnz;
     }
     if (total == 0) return Matrix<T>(m, n, ctx);
