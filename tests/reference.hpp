@@ -314,4 +314,22 @@ inline std::map<std::string, std::string> read_truth(const std::string& file) {
     return kv;
 }
 
+// Random weights in 1/16 steps from 1/16 to 6/16, some rows denser (as mcl's matrices): small values, so that
+// products and short sums are exact in float and double, both backends and the reference agree bit for bit, and
+// ties (the hard part of mcl's pruning rules) are frequent.
+inline hybla::Matrix<float> random_weights(Gen& g, hybla::Index m, hybla::Index n, double density) {
+    std::vector<hybla::Index> r, c;
+    std::vector<float> v;
+    for (hybla::Index i = 0; i < m; ++i) {
+        const double p = g.uniform(0, 5) == 0 ? std::min(1.0, density * 6) : density;
+        for (hybla::Index j = 0; j < n; ++j)
+            if (g.real() < p) {
+                r.push_back(i);
+                c.push_back(j);
+                v.push_back(float(g.uniform(1, 6)) / 16.0f);
+            }
+    }
+    return hybla::Matrix<float>::from_tuples(m, n, r, c, v);
+}
+
 }  // namespace ref

@@ -15,6 +15,7 @@
 #include "engine/hybla.hpp"
 #include "engine/memory.hpp"
 #include "reference.hpp"
+#include "scoped_env.hpp"
 
 using namespace hybla;
 using Catch::Matchers::Contains;
@@ -37,17 +38,7 @@ private:
     void* stream_;
 };
 
-// Sets an environment variable for a scope.
-class ScopedEnv {
-public:
-    ScopedEnv(const char* name, const std::string& value) : name_(name) { ::setenv(name, value.c_str(), 1); }
-    ~ScopedEnv() { ::unsetenv(name_); }
-    ScopedEnv(const ScopedEnv&) = delete;
-    ScopedEnv& operator=(const ScopedEnv&) = delete;
-
-private:
-    const char* name_;
-};
+using hybla_test::EnvGuard;
 
 constexpr std::uint64_t two31 = std::uint64_t(1) << 31;
 
@@ -63,22 +54,6 @@ void check_cover(const std::vector<Offset>& off, const std::vector<cuda::RowRang
         at = r.end;
     }
     CHECK(at == off.size() - 1);
-}
-
-// Random weights in (0, 1], some rows heavier (as mcl's matrices).
-Matrix<float> random_weights(ref::Gen& g, Index m, Index n, double density) {
-    std::vector<Index> r, c;
-    std::vector<float> v;
-    for (Index i = 0; i < m; ++i) {
-        const double p = g.uniform(0, 5) == 0 ? std::min(1.0, density * 6) : density;
-        for (Index j = 0; j < n; ++j)
-            if (g.real() < p) {
-                r.push_back(i);
-                c.push_back(j);
-                v.push_back(float(g.uniform(1, 6)) / 16.0f);
-            }
-    }
-    return Matrix<float>::from_tuples(m, n, r, c, v);
 }
 
 // A random m x n matrix (values as ref::Gen gives them) built on the host and moved to ctx, without a dense
@@ -352,7 +327,7 @@ void check_spmm_batches(std::uint64_t seed, Accum accum = {}) {
         const DenseMatrix<T> b = b0.to(default_context());
         for (std::uint64_t per : {1, 2, 3, 7, 50}) {
             INFO("seed " << seed << ", width " << w << ", " << per << " pieces a batch");
-            const ScopedEnv limit("HYBLA_SPMM_PARTIAL", std::to_string(per * w * sizeof(T)));
+            const EnvGuard limit("HYBLA_SPMM_PARTIAL", std::to_string(per * w * sizeof(T)));
             DenseMatrix<T> c = c0.to(default_context());
             mxm(c, no_mask, accum, Sr{}, a, b);
             CHECK_SAME_VALUES(host_values(c), want);
@@ -399,7 +374,7 @@ TEST_CASE("SpMM: the split rows' partial results are held a batch at a time", "[
     const std::size_t whole = held(y1);
     std::size_t batched = 0;
     {
-        const ScopedEnv limit("HYBLA_SPMM_PARTIAL", std::to_string(1 << 20));
+        const EnvGuard limit("HYBLA_SPMM_PARTIAL", std::to_string(1 << 20));
         batched = held(y2);
     }
     CHECK_SAME_VALUES(host_values(y2), host_values(y1));
@@ -417,7 +392,7 @@ TEST_CASE("mxm_pruned: candidates sorted in many calls of whole rows, a row over
     // ignores it).
     ref::Gen g(23);
     const Index n = 300;
-    const Matrix<float> a = random_weights(g, n, n, 0.05);
+    const Matrix<float> a = ref::random_weights(g, n, n, 0.05);
     Matrix<float> full(n, n);
     mxm(full, no_mask, no_accum, plus_times{}, a, a);
     const Matrix<float> fh = full.to(Context::cpu());
@@ -428,19 +403,19 @@ TEST_CASE("mxm_pruned: candidates sorted in many calls of whole rows, a row over
     rule.cutoff = 1e-6, rule.select = 6, rule.recover = 9, rule.pct = 0.6, rule.mcl_float_products = false;
     for (const char* path : {"0", "1"}) {  // the sorted and the dense-row paths of the GPU
         INFO("HYBLA_PRUNE_DENSE=" << path);
-        const ScopedEnv dense("HYBLA_PRUNE_DENSE", path);
+        const EnvGuard dense("HYBLA_PRUNE_DENSE", path);
         Matrix<float> whole(n, n), capped(n, n);
         const PruneStats s1 = mxm_pruned(whole, a, a, rule);
         PruneStats s2;
         {
-            const ScopedEnv cap("HYBLA_PRUNE_SORT", std::to_string(longest));
+            const EnvGuard cap("HYBLA_PRUNE_SORT", std::to_string(longest));
             s2 = mxm_pruned(capped, a, a, rule);
         }
         REF_REQUIRE_SAME(ref::to_dense(capped), ref::to_dense(whole));
         CHECK(s2.kept == s1.kept);
         CHECK(s2.chaos == s1.chaos);
         CHECK(s2.kept < s2.expanded);
-        const ScopedEnv cap("HYBLA_PRUNE_SORT", std::to_string(longest - 1));
+        const EnvGuard cap("HYBLA_PRUNE_SORT", std::to_string(longest - 1));
         Matrix<float> over(n, n);
         if (default_context().is_cuda())
             CHECK_THROWS_WITH(mxm_pruned(over, a, a, rule),
@@ -483,7 +458,7 @@ TEST_CASE("HYBLA_DEBUG_SYNC: read once, a wait after each launch, the same resul
     reduce(s, no_accum, plus_monoid{}, w);
     reduce(sh, no_accum, plus_monoid{}, wh);
     CHECK(s.value() == sh.value());
-    const Matrix<float> f = random_weights(g, n, n, 0.05), fh = f.to(Context::cpu());
+    const Matrix<float> f = ref::random_weights(g, n, n, 0.05), fh = f.to(Context::cpu());
     PruneRule rule;
     rule.cutoff = 0.01, rule.select = 6, rule.recover = 9, rule.pct = 0.6, rule.mcl_float_products = false;
     Matrix<float> c(n, n), ch(n, n, Context::cpu());

@@ -24,6 +24,7 @@
 #include "io/io.hpp"
 #include "io/text.hpp"
 #include "reference.hpp"
+#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace hybla;
@@ -35,22 +36,7 @@ const fs::path source_dir = HYBLA_SOURCE_DIR;
 const fs::path malformed_dir = source_dir / "tests" / "data" / "malformed";
 const fs::path data_dir = source_dir / "data";
 
-// A fresh directory per test case, removed afterwards.
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        static int counter = 0;
-        path = fs::temp_directory_path() /
-               ("hybla_test_io_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    std::string file(const std::string& name) const { return (path / name).string(); }
-};
+using hybla_test::TempDir;
 
 // Parses with a given chunk size (0: the default) for the lifetime of the guard.
 struct ChunkBytes {

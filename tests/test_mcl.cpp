@@ -57,23 +57,6 @@ std::vector<char> brute_keep(const std::vector<double>& e, const PruneRule& r) {
     return keep;
 }
 
-// Small values in 1/16 steps: every product and sum below is exact in float and double, so both backends and
-// the reference agree bit for bit, and ties (the hard part of the rules) are frequent.
-Matrix<float> random_weights(ref::Gen& g, Index m, Index n, double density) {
-    std::vector<Index> r, c;
-    std::vector<float> v;
-    for (Index i = 0; i < m; ++i) {
-        const double p = g.uniform(0, 5) == 0 ? std::min(1.0, density * 6) : density;
-        for (Index j = 0; j < n; ++j)
-            if (g.real() < p) {
-                r.push_back(i);
-                c.push_back(j);
-                v.push_back(float(g.uniform(1, 6)) / 16.0f);
-            }
-    }
-    return Matrix<float>::from_tuples(m, n, r, c, v);
-}
-
 struct RefPruned {
     ref::Dense<float> c;
     PruneStats stats;
@@ -248,8 +231,8 @@ TEST_CASE("mxm_pruned against the brute-force product and pruning", "[mcl][prune
     for (auto [m, k] : g.shapes())
         for (const PruneRule& rule : rules) {
             const Index n = g.uniform(0, 3) == 0 ? m : g.uniform(1, 40);
-            const Matrix<float> a = random_weights(g, m, k, 0.3);
-            const Matrix<float> b = random_weights(g, k, n, 0.3);
+            const Matrix<float> a = ref::random_weights(g, m, k, 0.3);
+            const Matrix<float> b = ref::random_weights(g, k, n, 0.3);
             INFO(m << "x" << k << "x" << n << " cutoff " << rule.cutoff << " S " << rule.select << " R " << rule.recover);
             Matrix<float> c(m, n);
             const PruneStats s = mxm_pruned(c, a, b, rule);
@@ -301,7 +284,7 @@ TEST_CASE("mxm_pruned: rows whose values span many binades below the cutoff (rec
 TEST_CASE("mxm_pruned gives the same rows when the GPU takes them in many small batches", "[mcl][prune]") {
     // HYBLA_PRUNE_BATCH caps the products per batch of the CUDA backend (the CPU backend works row by row).
     ref::Gen g(23);
-    const Matrix<float> a = random_weights(g, 300, 300, 0.05);
+    const Matrix<float> a = ref::random_weights(g, 300, 300, 0.05);
     PruneRule rule;
     rule.cutoff = 0.01, rule.select = 6, rule.recover = 9, rule.pct = 0.6, rule.mcl_float_products = false;
     Matrix<float> whole(300, 300), batched(300, 300);
@@ -327,9 +310,9 @@ TEST_CASE("mxm_pruned gives the same rows on the GPU's dense-row path and its so
     for (const Shape& sh : shapes)
         for (const char* batch : {"", "150"}) {
             INFO(sh.m << "x" << sh.k << "x" << sh.n << " density " << sh.density << " batch '" << batch << "'");
-            Matrix<float> a = random_weights(g, sh.m, sh.k, sh.density);
+            Matrix<float> a = ref::random_weights(g, sh.m, sh.k, sh.density);
             if (sh.m > 3 && sh.k > 1) a.set(0, 0, 5.0f), a.set(1, Index(sh.k - 1), 2.0f);  // a heavier first row
-            const Matrix<float> b = random_weights(g, sh.k, sh.n, sh.density);
+            const Matrix<float> b = ref::random_weights(g, sh.k, sh.n, sh.density);
             Matrix<float> dense(sh.m, sh.n), sorted(sh.m, sh.n);
             if (*batch) ::setenv("HYBLA_PRUNE_BATCH", batch, 1);
             const PruneStats sd = pruned_on_path(dense, a, b, rule, "1");
@@ -369,7 +352,7 @@ TEST_CASE("mxm_pruned: the dense-row path with more row tiles than warps, and em
         if (i % 7 != 0)
             for (int e = 0; e < 3; ++e) r.push_back(i), c.push_back(Index(g.uniform(0, 199))), v.push_back(float(g.uniform(1, 6)) / 16.0f);
     const Matrix<float> a = Matrix<float>::from_tuples(6000, 200, r, c, v, plus_op{});
-    const Matrix<float> b = random_weights(g, 200, 1100, 0.05);
+    const Matrix<float> b = ref::random_weights(g, 200, 1100, 0.05);
     Matrix<float> dense(6000, 1100), sorted(6000, 1100);
     const PruneStats sd = pruned_on_path(dense, a, b, rule, "1");
     const PruneStats ss = pruned_on_path(sorted, a, b, rule, "0");
@@ -437,7 +420,7 @@ TEST_CASE("inflate_rows raises to a power and rescales every row", "[mcl][inflat
     ref::Gen g(13);
     for (auto [m, n] : g.shapes())
         for (double power : {1.0, 1.4, 2.0, 4.0}) {
-            Matrix<float> a = random_weights(g, m, n, 0.4);
+            Matrix<float> a = ref::random_weights(g, m, n, 0.4);
             const auto d = ref::to_dense(a);
             inflate_rows(a, power);
             const auto got = ref::to_dense(a);

@@ -14,6 +14,7 @@
 
 #include "io/matrix_market.hpp"
 #include "reference.hpp"
+#include "scoped_env.hpp"
 
 using namespace hybla;
 using ref::Dense;
@@ -905,25 +906,7 @@ TEST_CASE("triangle counts of real graphs match their truth files", "[mxm][trian
 
 namespace {
 
-// Sets an environment variable (unsets it for nullptr) for the guard's lifetime, and restores it after.
-class EnvGuard {
-public:
-    EnvGuard(const char* name, const char* value) : name_(name) {
-        if (const char* old = std::getenv(name)) old_ = std::string(old);
-        set(value);
-    }
-    ~EnvGuard() { set(old_ ? old_->c_str() : nullptr); }
-    EnvGuard(const EnvGuard&) = delete;
-    EnvGuard& operator=(const EnvGuard&) = delete;
-
-private:
-    void set(const char* value) {
-        if (value) ::setenv(name_.c_str(), value, 1);
-        else ::unsetenv(name_.c_str());
-    }
-    std::string name_;
-    std::optional<std::string> old_;
-};
+using hybla_test::EnvGuard;
 
 // One setting of the SpGEMM knobs; nullptr leaves the variable unset.
 struct SpgemmKnobs {

@@ -26,6 +26,7 @@
 #include "apps/common.hpp"
 #include "io/io.hpp"
 #include "programs.hpp"
+#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace hybla;
@@ -33,31 +34,7 @@ using hybla_test::ProgramRun;
 
 namespace {
 
-// A fresh directory per test case, removed afterwards.
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        static int counter = 0;
-        path = fs::temp_directory_path() /
-               ("hybla_test_programs_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    std::string file(const std::string& name) const { return (path / name).string(); }
-    std::string write(const std::string& name, const std::string& text) const {
-        std::ofstream(path / name, std::ios::binary) << text;
-        return file(name);
-    }
-    std::set<std::string> names() const {
-        std::set<std::string> s;
-        for (const auto& e : fs::directory_iterator(path)) s.insert(e.path().filename().string());
-        return s;
-    }
-};
+using hybla_test::TempDir;
 
 std::string read_text(const std::string& path) {
     std::ifstream f(path, std::ios::binary);

@@ -7,31 +7,21 @@ namespace {
 using namespace hybla;
 using namespace hybla::fuzz;
 
-template <class T>
-void read_as(const Files& f) {
-    const std::string type = io::value_type_name(io::value_type_of<T>());
-    const std::string plain = "read_binary_graph<" + type + ">", undirected = "read_graph<" + type + ">(undirected)";
-    agree(plain, f, [&](const std::string& path) {
-        const Graph<T> g = io::read_binary_graph<T>(path);
-        check_graph(plain, Reader::binary, g, false);
-        return describe(g);
-    });
-    agree(undirected, f, [&](const std::string& path) {
-        const Graph<T> g = io::read_graph<T>(path, {.undirected = true});
-        check_graph(undirected, Reader::binary, g, true);
-        return describe(g);
-    });
-}
+struct Reads {
+    template <class T>
+    static void run(const Files& f) {
+        const std::string type = io::value_type_name(io::value_type_of<T>());
+        const std::string plain = "read_binary_graph<" + type + ">",
+                          undirected = "read_graph<" + type + ">(undirected)";
+        agree_graph<T>(plain, f, Reader::binary, false,
+                       [](const std::string& path) { return io::read_binary_graph<T>(path); });
+        agree_graph<T>(undirected, f, Reader::binary, true,
+                       [](const std::string& path) { return io::read_graph<T>(path, {.undirected = true}); });
+    }
+};
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    if (size > max_input_bytes) return 0;
-    const Files f = write_input(data, size, "input.bin");
-    read_as<double>(f);
-    read_as<float>(f);
-    read_as<std::int64_t>(f);
-    read_as<bool>(f);
-    read_as<std::uint8_t>(f);
-    return 0;
+    return test_one_input<Reads>(data, size, "input.bin");
 }

@@ -7,31 +7,24 @@ namespace {
 using namespace hybla;
 using namespace hybla::fuzz;
 
-template <class T>
-void read_as(const Files& f) {
-    const std::string type = io::value_type_name(io::value_type_of<T>());
-    const std::string plain = "read_matrix_market<" + type + ">", undirected = "read_graph<" + type + ">(undirected)";
-    agree(plain, f, [&](const std::string& path) {
-        const Matrix<T> a = io::read_matrix_market<T>(path);
-        check_matrix(plain, a);
-        return describe(a, nullptr, false);
-    });
-    agree(undirected, f, [&](const std::string& path) {
-        const Graph<T> g = io::read_graph<T>(path, {.undirected = true});
-        check_graph(undirected, Reader::matrix_market, g, true);
-        return describe(g);
-    });
-}
+struct Reads {
+    template <class T>
+    static void run(const Files& f) {
+        const std::string type = io::value_type_name(io::value_type_of<T>());
+        const std::string plain = "read_matrix_market<" + type + ">",
+                          undirected = "read_graph<" + type + ">(undirected)";
+        agree(plain, f, [&](const std::string& path) {
+            const Matrix<T> a = io::read_matrix_market<T>(path);
+            check_matrix(plain, a);
+            return describe(a, nullptr, false);
+        });
+        agree_graph<T>(undirected, f, Reader::matrix_market, true,
+                       [](const std::string& path) { return io::read_graph<T>(path, {.undirected = true}); });
+    }
+};
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    if (size > max_input_bytes) return 0;
-    const Files f = write_input(data, size, "input.mtx");
-    read_as<double>(f);
-    read_as<float>(f);
-    read_as<std::int64_t>(f);
-    read_as<bool>(f);
-    read_as<std::uint8_t>(f);
-    return 0;
+    return test_one_input<Reads>(data, size, "input.mtx");
 }

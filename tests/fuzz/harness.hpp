@@ -340,4 +340,28 @@ void agree(const std::string& what, const Files& f, Read&& read) {
     fail(what + ": the gzip copy reads differently\n  plain: " + printable(a) + "\n  gzip:  " + printable(b));
 }
 
+// A graph read (read(path) gives a Graph<T>) checked and described, plain and gzipped (agree).
+template <class T, class Read>
+void agree_graph(const std::string& what, const Files& f, Reader reader, bool undirected_option, Read&& read) {
+    agree(what, f, [&](const std::string& path) {
+        const Graph<T> g = read(path);
+        check_graph(what, reader, g, undirected_option);
+        return describe(g);
+    });
+}
+
+// The body of a harness's LLVMFuzzerTestOneInput: the input written as `name` (and its gzip copy), then
+// Reads::run<T>(files) for each value type the readers are fuzzed with.
+template <class Reads>
+int test_one_input(const std::uint8_t* data, std::size_t size, const std::string& name) {
+    if (size > max_input_bytes) return 0;
+    const Files f = write_input(data, size, name);
+    Reads::template run<double>(f);
+    Reads::template run<float>(f);
+    Reads::template run<std::int64_t>(f);
+    Reads::template run<bool>(f);
+    Reads::template run<std::uint8_t>(f);
+    return 0;
+}
+
 }  // namespace hybla::fuzz
