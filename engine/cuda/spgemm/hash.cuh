@@ -29,6 +29,10 @@
 
 #include "engine/config.hpp"
 
+#if defined(__CUDACC__)
+#include <cub/block/block_radix_sort.cuh>
+#endif
+
 namespace hybla::cuda::hash {
 
 inline constexpr std::uint32_t empty_key = 0xFFFFFFFFu;  // no column: matrices have fewer than 2^32 - 1 columns
@@ -65,19 +69,21 @@ inline constexpr unsigned single_group = shared_groups + 1;
 inline constexpr unsigned group_count = shared_groups + 2;
 inline constexpr std::uint8_t no_group = 7;  // rows without products
 
-// Shared memory of a block, in bytes from its start.
+// Shared memory of a block, in bytes from its start. sort_bytes: the block sort's scratch (block groups,
+// numeric phase), which takes the table's keys once the row's entries are compacted.
 struct Layout {
-    std::size_t keys = 0, hits = 0, vals = 0, flags = 0, ends = 0, bstart = 0, avals = 0, stage = 0, scan = 0,
-                bytes = 0;
+    std::size_t keys = 0, hits = 0, vals = 0, flags = 0, ends = 0, bstart = 0, avals = 0, stage = 0, compact = 0,
+                compact_slots = 0, scan = 0, bytes = 0;
 };
 HYBLA_HD constexpr std::size_t align16(std::size_t x) { return (x + 15) & ~std::size_t(15); }
-HYBLA_HD constexpr Layout layout(bool values, std::size_t vsize, unsigned g, unsigned block, unsigned slots) {
+HYBLA_HD constexpr Layout layout(bool values, std::size_t vsize, unsigned g, unsigned block, unsigned slots,
+                                 std::size_t sort_bytes = 0) {
     Layout l{};
     // Global tables (slots == 0): the numeric phase folds each step in a shared table of 2 x block slots first.
     const std::size_t rows = block / g, s = slots ? slots : (values ? 2 * std::size_t(block) : 0);
     std::size_t at = 0;
     l.keys = at;
-    at = align16(at + rows * s * 4);
+    at = align16(at + (rows * s * 4 > sort_bytes ? rows * s * 4 : sort_bytes));
     if (values) {
         l.vals = at;
         at = align16(at + rows * s * vsize);
@@ -96,6 +102,12 @@ HYBLA_HD constexpr Layout layout(bool values, std::size_t vsize, unsigned g, uns
         at = align16(at + std::size_t(block) * vsize);
         l.stage = at;
         at = align16(at + std::size_t(block) * vsize);
+        if (slots) {  // a row's entries compacted before they are placed in column order: at most slots / 2
+            l.compact = at;
+            at = align16(at + rows * (slots / 2) * 4);
+            l.compact_slots = at;
+            at = align16(at + rows * (slots / 2) * 2);
+        }
     }
     l.scan = at;
     at = align16(at + 33 * 8);
@@ -128,6 +140,7 @@ struct RowArgs {
     void* t_vals = nullptr;
     std::uint8_t* t_flags = nullptr;
     std::uint64_t t_slots = 0;
+    unsigned col_bits = 32;  // bit_width(ncols of C): the bits a column sort looks at
 };
 
 #if defined(__CUDACC__)
@@ -244,6 +257,20 @@ __device__ __forceinline__ T read_volatile(const T* p) {
     return *reinterpret_cast<const volatile T*>(p);
 }
 
+// The block sort that orders a block row's entries by column (numeric phase, shared tables): a row of the group
+// holds at most S / 2 entries, S / 2 / BLOCK a thread; keys are columns, values table slots.
+template <bool Values, unsigned G, unsigned BLOCK, unsigned S>
+struct RowSort {
+    static constexpr bool used = Values && G > 32 && S > 0;
+    static constexpr unsigned items = used ? S / 2 / BLOCK : 1;
+    using Sort = cub::BlockRadixSort<std::uint32_t, BLOCK, items, std::uint32_t>;
+    static constexpr std::size_t bytes = used ? sizeof(typename Sort::TempStorage) : 0;
+};
+template <bool Values, std::size_t VSIZE, unsigned G, unsigned BLOCK, unsigned S>
+HYBLA_HD constexpr Layout group_layout() {
+    return layout(Values, VSIZE, G, BLOCK, S, RowSort<Values, G, BLOCK, S>::bytes);
+}
+
 // One launch of a group: see the top of this file.
 template <class T, class Sr, bool Values, unsigned G, unsigned BLOCK, unsigned S>
 __global__ void __launch_bounds__(BLOCK) rows_kernel(const RowArgs x, const Sr sr) {
@@ -251,7 +278,7 @@ __global__ void __launch_bounds__(BLOCK) rows_kernel(const RowArgs x, const Sr s
     constexpr bool global = S == 0;
     static_assert(!global || G == BLOCK, "global tables take a block per row");
     constexpr unsigned RPB = BLOCK / G;
-    constexpr Layout L = layout(Values, sizeof(T), G, BLOCK, S);
+    constexpr Layout L = group_layout<Values, sizeof(T), G, BLOCK, S>();
     extern __shared__ __align__(16) unsigned char smem[];
 
     const unsigned rg = threadIdx.x / G, tid = threadIdx.x % G, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -511,38 +538,105 @@ __global__ void __launch_bounds__(BLOCK) rows_kernel(const RowArgs x, const Sr s
             coop_sync<G>();
         } else {
             coop_sync<G>();
-            if constexpr (G <= 32) {
-                // Small tables: each entry's place is the number of smaller columns.
-                if (active) {
-                    T* const c_vals = static_cast<T*>(x.c_vals);
-                    const Offset c0 = x.c_off[row];
-                    for (std::uint32_t s = tid; s < S; s += G) {
-                        if (!flags[s]) continue;
-                        const std::uint32_t j = keys[s];
-                        std::uint32_t rank = 0;
-                        for (std::uint32_t t = 0; t < S; ++t) rank += flags[t] && keys[t] < j;
-                        x.c_cols[c0 + rank] = j;
-                        c_vals[c0 + rank] = vals[s];
-                    }
-                }
-                __syncwarp();
-            } else {
-                // Larger rows go to their place in C unsorted, in slot order; they are sorted by column afterwards
-                // (a segmented sort over many rows at once beats sorting each table in shared memory).
+            T* const c_vals = static_cast<T*>(x.c_vals);
+            const Offset c0 = active ? x.c_off[row] : 0;
+            if constexpr (global) {
+                // Global tables go to their place in C unsorted, in slot order; they are sorted by column
+                // afterwards (a segmented sort over the group's rows).
                 unsigned* const next = reinterpret_cast<unsigned*>(scan);
                 if (threadIdx.x == 0) *next = 0;
                 __syncthreads();
-                if (active) {
-                    T* const c_vals = static_cast<T*>(x.c_vals);
-                    const Offset c0 = x.c_off[row];
+                if (active)
                     for (std::uint32_t s = tid; s < slots; s += G)
                         if (flags[s]) {
                             const Offset at = c0 + atomicAdd(next, 1u);
                             x.c_cols[at] = keys[s];
                             c_vals[at] = vals[s];
                         }
-                }
                 __syncthreads();
+            } else {
+                // The row's entries are compacted (columns and slots), then placed in column order.
+                std::uint32_t* const ck = reinterpret_cast<std::uint32_t*>(smem + L.compact) + rg * (S / 2);
+                std::uint16_t* const cs = reinterpret_cast<std::uint16_t*>(smem + L.compact_slots) + rg * (S / 2);
+                if constexpr (G <= 32) {
+                    // Partial warps: compacted by ballots; each entry's place is the number of smaller columns.
+                    constexpr unsigned E = S / 2 / G;  // entries a thread places
+                    const unsigned first = lane & ~(G - 1);
+                    const unsigned sub = G == 32 ? full_mask : (1u << G) - 1;
+                    unsigned n = 0;
+                    for (unsigned i = 0; i < S / G; ++i) {
+                        const unsigned s = tid + G * i;
+                        const bool f = flags[s] != 0;
+                        const unsigned b = (__ballot_sync(full_mask, f) >> first) & sub;
+                        if (f) {
+                            const unsigned at = n + __popc(b & ((1u << tid) - 1));
+                            ck[at] = keys[s];
+                            cs[at] = std::uint16_t(s);
+                        }
+                        n += __popc(b);
+                    }
+                    __syncwarp();
+                    std::uint32_t mine[E];
+                    unsigned rank[E];
+#pragma unroll
+                    for (unsigned e = 0; e < E; ++e) {
+                        const unsigned idx = tid + G * e;
+                        mine[e] = idx < n ? ck[idx] : empty_key;
+                        rank[e] = 0;
+                    }
+                    for (unsigned t = 0; t < n; ++t) {
+                        const std::uint32_t k = ck[t];
+#pragma unroll
+                        for (unsigned e = 0; e < E; ++e) rank[e] += k < mine[e];
+                    }
+#pragma unroll
+                    for (unsigned e = 0; e < E; ++e)
+                        if (tid + G * e < n) {
+                            x.c_cols[c0 + rank[e]] = mine[e];
+                            c_vals[c0 + rank[e]] = vals[cs[tid + G * e]];
+                        }
+                    __syncwarp();
+                } else {
+                    // A block row: each thread compacts a run of slots (a block scan places the runs), then one
+                    // block radix sort over the columns' bits; the table's keys are dead by then and hold its
+                    // scratch.
+                    using RS = RowSort<Values, G, BLOCK, S>;
+                    constexpr unsigned C = S / BLOCK, I = RS::items;
+                    unsigned cnt = 0;
+#pragma unroll
+                    for (unsigned c = 0; c < C; ++c) cnt += flags[tid * C + c] != 0;
+                    unsigned at = unsigned(group_scan<G>(cnt, scan)) - cnt;
+#pragma unroll
+                    for (unsigned c = 0; c < C; ++c) {
+                        const unsigned s = tid * C + c;
+                        if (flags[s]) {
+                            ck[at] = keys[s];
+                            cs[at] = std::uint16_t(s);
+                            ++at;
+                        }
+                    }
+                    __syncthreads();
+                    const unsigned n = active ? unsigned(x.c_off[row + 1] - c0) : 0;
+                    std::uint32_t k[I], v[I];
+#pragma unroll
+                    for (unsigned i = 0; i < I; ++i) {
+                        const unsigned idx = tid * I + i;
+                        k[i] = idx < n ? ck[idx] : empty_key;
+                        v[i] = idx < n ? cs[idx] : 0;
+                    }
+                    __syncthreads();
+                    typename RS::Sort(*reinterpret_cast<typename RS::Sort::TempStorage*>(smem + L.keys))
+                        .SortBlockedToStriped(k, v, 0, int(x.col_bits));
+#pragma unroll
+                    for (unsigned i = 0; i < I; ++i) {
+                        const unsigned r = tid + i * BLOCK;
+                        if (r < n) {
+                            x.c_cols[c0 + r] = k[i];
+                            c_vals[c0 + r] = vals[v[i]];
+                        }
+                    }
+                    __syncthreads();
+                }
             }
         }
     }

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <chrono>
 #include <cstdlib>
 #include <string>
@@ -203,19 +204,31 @@ int optin_shared_bytes(int device) {
     return v;
 }
 
+// Shared memory of a block of group k (a shared-memory group).
+template <bool Values, std::size_t VSIZE>
+std::size_t group_bytes(unsigned k) {
+    constexpr auto& s = group_shapes;
+    switch (k) {
+        case 0: return group_layout<Values, VSIZE, s[0].g, s[0].block, s[0].slots>().bytes;
+        case 1: return group_layout<Values, VSIZE, s[1].g, s[1].block, s[1].slots>().bytes;
+        case 2: return group_layout<Values, VSIZE, s[2].g, s[2].block, s[2].slots>().bytes;
+        case 3: return group_layout<Values, VSIZE, s[3].g, s[3].block, s[3].slots>().bytes;
+        default: return group_layout<Values, VSIZE, s[4].g, s[4].block, s[4].slots>().bytes;
+    }
+}
+
 // The number of leading shared-memory groups whose blocks fit the device.
-unsigned shared_groups_enabled(bool values, std::size_t vsize, int device) {
+template <bool Values, std::size_t VSIZE>
+unsigned shared_groups_enabled(int device) {
     const std::size_t optin = std::size_t(optin_shared_bytes(device));
     unsigned g = 0;
-    while (g < shared_groups &&
-           layout(values, vsize, group_shapes[g].g, group_shapes[g].block, group_shapes[g].slots).bytes <= optin)
-        ++g;
+    while (g < shared_groups && group_bytes<Values, VSIZE>(g) <= optin) ++g;
     return g;
 }
 
 template <class T, class Sr, bool Values, unsigned G, unsigned BLOCK, unsigned S>
 void launch_rows(const RowArgs& x, const Sr& sr, std::uint64_t blocks, cudaStream_t stream) {
-    constexpr std::size_t bytes = layout(Values, sizeof(T), G, BLOCK, S).bytes;
+    constexpr std::size_t bytes = group_layout<Values, sizeof(T), G, BLOCK, S>().bytes;
     auto kernel = rows_kernel<T, Sr, Values, G, BLOCK, S>;
     if (bytes > 48 * 1024)
         check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)),
@@ -443,6 +456,7 @@ CsrResult<T> core(const Csr<T>& a, const Csr<T>& b, const Sr& sr, const MaskPatt
     x.m_cols = mask ? mask->cols : nullptr;
     x.complement = mask && mask->complement;
     x.ranged = ranged;
+    x.col_bits = unsigned(std::bit_width(std::uint64_t(n)));
 
     PhaseClock clock(stream);
     std::array<double, group_count> sym_ms{}, num_ms{};
@@ -454,7 +468,7 @@ CsrResult<T> core(const Csr<T>& a, const Csr<T>& b, const Sr& sr, const MaskPatt
     Array<Offset> row_nnz(m + 1, ctx), c_off(m + 1, ctx);
     check(cudaMemsetAsync(row_nnz.data(), 0, (m + 1) * sizeof(Offset), stream), "SpGEMM: memset");
     GroupArgs gp{m, n, a.off, x.products, nullptr, x.m_off, x.complement,
-                 shared_groups_enabled(false, 1, ctx.device()), min_group};
+                 shared_groups_enabled<false, sizeof(NoValue)>(ctx.device()), min_group};
     gp.row_nnz = row_nnz.data();
     std::array<unsigned long long, group_count> sym_counts{};
     {
@@ -506,7 +520,7 @@ CsrResult<T> core(const Csr<T>& a, const Csr<T>& b, const Sr& sr, const MaskPatt
     {
         GroupArgs gn = gp;
         gn.nnz = row_nnz.data();
-        gn.shared_enabled = shared_groups_enabled(true, sizeof(T), ctx.device());
+        gn.shared_enabled = shared_groups_enabled<true, sizeof(T)>(ctx.device());
         Grouping grp = group_rows(gn, ctx, scratch);
         setup_ms += clock.mark();
         x.size = grp.size.data();
@@ -542,13 +556,9 @@ CsrResult<T> core(const Csr<T>& a, const Csr<T>& b, const Sr& sr, const MaskPatt
             launch_group<T, Sr, true>(g, x, sr, blocks, stream);
             num_ms[g] = clock.mark();
         }
-        // Rows of the groups with a block per row were written unsorted.
-        const unsigned first_block_group = 2;
-        static_assert(group_shapes[1].g <= 32 && group_shapes[2].g > 32, "groups 0 and 1 sort their rows");
-        std::uint64_t unsorted = 0;
-        for (unsigned g = first_block_group; g <= global_group; ++g) unsorted += grp.counts[g];
-        sort_rows<T>(grp.rows.data() + grp.start[first_block_group], unsorted, row_nnz.data(), c_off.data(),
-                     c_cols.data(), c_vals.data(), scratch, ctx);
+        // Rows in global tables were written unsorted.
+        sort_rows<T>(grp.rows.data() + grp.start[global_group], grp.counts[global_group], row_nnz.data(),
+                     c_off.data(), c_cols.data(), c_vals.data(), scratch, ctx);
         sort_ms = clock.mark();
         trace("cuda spgemm: hash, numeric rows per group %llu %llu %llu %llu %llu %llu (global) %llu (one entry), "
               "ranged gather %s; ms %.3f %.3f %.3f %.3f %.3f %.3f %.3f, rows sorted %.3f, setup %.3f",
