@@ -900,9 +900,9 @@ TEST_CASE("triangle counts of real graphs match their truth files", "[mxm][trian
 // SpGEMM on randomized inputs aimed at the GPU's hash-based multi-phase form: rows grouped by their intermediate
 // products (the sum over A(i,:) of |B(k,:)|, capped by ncols and by |M(i,:)| for a mask that is not
 // complemented) into shared-memory hash tables for at most 16, 128, 512, 2048 and 4096 products and a
-// global-memory table above; the ranged-indirect gather; rows cut into parts. Every case runs under each setting
-// of the kernel's knobs (HYBLA_SPGEMM_MIN_GROUP, HYBLA_SPGEMM_RANGED, HYBLA_SPGEMM_SPLIT), which change nothing in
-// results, on whichever backend the binary uses (the CPU backend ignores them), against a sparse reference.
+// global-memory table above; the ranged-indirect gather; unmasked hub rows by tiles of columns. Every case runs
+// under each setting of the kernel's knobs (HYBLA_SPGEMM_MIN_GROUP, HYBLA_SPGEMM_RANGED, HYBLA_SPGEMM_HUB with
+// HYBLA_SPGEMM_TILE), which change nothing in results, on whichever backend the binary uses (the CPU backend ignores them), against a sparse reference.
 
 namespace {
 
@@ -912,16 +912,17 @@ using hybla_test::EnvGuard;
 struct SpgemmKnobs {
     const char* min_group;  // every non-empty row to this group or higher (5: global tables; 3, 4: block per row)
     const char* ranged;     // the ranged-indirect gather off (0) or on (1)
-    const char* split;      // unmasked rows of more products than this are cut into parts
+    const char* hub;        // unmasked rows of more products than this go to tiles (of 100 columns when set)
 };
 
 std::string describe(const SpgemmKnobs& k) {
     auto s = [](const char* v) { return v ? std::string(v) : std::string("unset"); };
     return "HYBLA_SPGEMM_MIN_GROUP=" + s(k.min_group) + " HYBLA_SPGEMM_RANGED=" + s(k.ranged) +
-           " HYBLA_SPGEMM_SPLIT=" + s(k.split) + (k.split ? " HYBLA_SPGEMM_BATCH=5000" : "") + " HYBLA_SPGEMM=hash";
+           " HYBLA_SPGEMM_HUB=" + s(k.hub) + (k.hub ? " HYBLA_SPGEMM_TILE=100 HYBLA_SPGEMM_BATCH=5000" : "") +
+           " HYBLA_SPGEMM=hash";
 }
 
-// MIN_GROUP unset/0/3/5 x RANGED 0/1 x SPLIT unset/1000 (rows above 1000 products cut into parts).
+// MIN_GROUP unset/0/3/5 x RANGED 0/1 x HUB unset/1000 (rows above 1000 products go to tiles of 100 columns).
 // Under HYBLA_TEST_QUICK four settings that still take every value.
 const std::vector<SpgemmKnobs>& spgemm_knob_settings() {
     static const std::vector<SpgemmKnobs> settings = [] {
@@ -941,8 +942,8 @@ const std::vector<SpgemmKnobs>& spgemm_knob_settings() {
 // f() under each knob setting, the environment restored after each.
 template <class F>
 void for_each_knob_setting(F&& f) {
-    const char* names[] = {"HYBLA_SPGEMM_MIN_GROUP", "HYBLA_SPGEMM_RANGED", "HYBLA_SPGEMM_SPLIT",
-                           "HYBLA_SPGEMM_BATCH", "HYBLA_SPGEMM"};
+    const char* names[] = {"HYBLA_SPGEMM_MIN_GROUP", "HYBLA_SPGEMM_RANGED", "HYBLA_SPGEMM_HUB",
+                           "HYBLA_SPGEMM_BATCH", "HYBLA_SPGEMM", "HYBLA_SPGEMM_TILE"};
     auto current = [&] {
         std::vector<std::optional<std::string>> v;
         for (const char* name : names) {
@@ -953,10 +954,10 @@ void for_each_knob_setting(F&& f) {
     };
     const auto before = current();
     for (const SpgemmKnobs& k : spgemm_knob_settings()) {
-        // The hash SpGEMM (HYBLA_SPGEMM=hash; the other tests run the default); SPLIT=1000 also cuts the rows into
+        // The hash SpGEMM (HYBLA_SPGEMM=hash; the other tests run the default); HUB=1000 also cuts the rows into
         // batches of at most 5000 products.
-        EnvGuard g(names[0], k.min_group), r(names[1], k.ranged), b(names[2], k.split),
-            bt(names[3], k.split ? "5000" : nullptr), h(names[4], "hash");
+        EnvGuard g(names[0], k.min_group), r(names[1], k.ranged), b(names[2], k.hub),
+            bt(names[3], k.hub ? "5000" : nullptr), h(names[4], "hash"), t(names[5], k.hub ? "100" : nullptr);
         INFO(describe(k));
         f();
     }

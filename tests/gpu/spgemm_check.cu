@@ -216,9 +216,19 @@ Matrix<bool> as_pattern(const Matrix<T>& a) {
                                     false);
 }
 
-struct SplitRows {  // HYBLA_SPGEMM_SPLIT (rows of more products cut into parts) for a scope
-    explicit SplitRows(const char* v) { setenv("HYBLA_SPGEMM_SPLIT", v, 1); }
-    ~SplitRows() { unsetenv("HYBLA_SPGEMM_SPLIT"); }
+// For a scope: batches of rows of at most v products (HYBLA_SPGEMM_BATCH, both SpGEMMs) and, in the hash SpGEMM,
+// unmasked rows of more than v products by tiles of 300 columns (HYBLA_SPGEMM_HUB, HYBLA_SPGEMM_TILE).
+struct Budget {
+    explicit Budget(const char* v) {
+        setenv("HYBLA_SPGEMM_BATCH", v, 1);
+        setenv("HYBLA_SPGEMM_HUB", v, 1);
+        setenv("HYBLA_SPGEMM_TILE", "300", 1);
+    }
+    ~Budget() {
+        unsetenv("HYBLA_SPGEMM_BATCH");
+        unsetenv("HYBLA_SPGEMM_HUB");
+        unsetenv("HYBLA_SPGEMM_TILE");
+    }
 };
 
 template <class T>
@@ -335,8 +345,8 @@ int main(int argc, char** argv) {
         check<plus_times, std::int64_t>("triangles plus_times C<L>=L*U'" + tag, l, l, &mask, false, &u);
         check<any_pair, std::int64_t>("triangles any_pair C<L>=L*U'" + tag, l, l, &mask, false, &u);
         check<plus_pair, std::int64_t>("triangles plus_pair C<!L>" + tag, l, l, &mask, true);
-        SplitRows budget("500");
-        check<plus_pair, std::int64_t>("triangles plus_pair C<L> rows cut at 500 products" + tag, l, l, &mask, false, &u);
+        Budget budget("500");
+        check<plus_pair, std::int64_t>("triangles plus_pair C<L> budget 500" + tag, l, l, &mask, false, &u);
     }
 
     // Skewed: a row of degree 3000 hitting rows of B of degree 1000 (3e6 products in one row, output entries
@@ -352,15 +362,15 @@ int main(int argc, char** argv) {
         check<min_plus, std::int64_t>("big row min_plus int64", ai, bi);
         check<any_second, std::int64_t>("big row any_second int64", ai, bi);
         {
-            SplitRows budget("100000");
-            check<plus_times, double>("big row plus_times double, rows cut at 1e5 products", a, b);
-            check<plus_pair, std::int64_t>("big row plus_pair int64, rows cut at 1e5 products", ai, bi);
-            check<min_plus, std::int64_t>("big row min_plus int64 masked, rows cut at 1e5 products", ai, bi, &mask, false);
-            check<plus_times, double>("big row plus_times double complemented, rows cut at 1e5 products", a, b, &mask, true);
-            check<any_first, std::int64_t>("big row any_first int64, rows cut at 1e5 products", ai, bi);
+            Budget budget("100000");
+            check<plus_times, double>("big row plus_times double, budget 1e5", a, b);
+            check<plus_pair, std::int64_t>("big row plus_pair int64, budget 1e5", ai, bi);
+            check<min_plus, std::int64_t>("big row min_plus int64 masked, budget 1e5", ai, bi, &mask, false);
+            check<plus_times, double>("big row plus_times double complemented, budget 1e5", a, b, &mask, true);
+            check<any_first, std::int64_t>("big row any_first int64, budget 1e5", ai, bi);
         }
         {
-            SplitRows budget("1");  // every row its own batch
+            Budget budget("1");  // every row its own batch
             check<plus_times, double>("big row plus_times double, a batch per row", a, b);
             check<max_min, std::int64_t>("big row max_min int64 masked, a batch per row", ai, bi, &mask, false);
         }
@@ -377,17 +387,17 @@ int main(int argc, char** argv) {
         check<plus_pair, std::int64_t>("row of degree 1e5 plus_pair int64", ai, bi);
         check<any_second, float>("row of degree 1e5 any_second float", a, b);
         check<max_min, float>("row of degree 1e5 max_min float", a, b);
-        SplitRows budget("4096");
+        Budget budget("4096");
         check<plus_times, std::int64_t>("row of degree 1e5 plus_times int64, batches of 4096", ai, bi);
     }
     // Many small batches over many rows, with a mask.
     {
         auto a = random_matrix<double>(3000 / s, 800, 0.01), b = random_matrix<double>(800, 900, 0.01);
         auto mask = pattern_of_random(3000 / s, 900, 0.1);
-        SplitRows budget("2000");
-        check<plus_times, double>("rows cut at 2000 products plus_times double", a, b);
-        check<plus_times, double>("rows cut at 2000 products plus_times double masked", a, b, &mask, false);
-        check<plus_times, double>("rows cut at 2000 products plus_times double complemented", a, b, &mask, true);
+        Budget budget("2000");
+        check<plus_times, double>("budget 2000 plus_times double", a, b);
+        check<plus_times, double>("budget 2000 plus_times double masked", a, b, &mask, false);
+        check<plus_times, double>("budget 2000 plus_times double complemented", a, b, &mask, true);
     }
 
     std::printf("%s: %d failure%s\n", failures ? "FAIL" : "PASS", failures, failures == 1 ? "" : "s");

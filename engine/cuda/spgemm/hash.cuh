@@ -66,8 +66,13 @@ inline constexpr unsigned global_group = shared_groups;  // tables in global mem
 inline constexpr unsigned global_block = 512;
 // Rows with one entry of A and no mask: a scaled copy of one row of B, no table.
 inline constexpr unsigned single_group = shared_groups + 1;
-inline constexpr unsigned group_count = shared_groups + 2;
-inline constexpr std::uint8_t no_group = 7;  // rows without products
+// Hub rows (more products than a part of a shared table holds, no mask): a block per (row, tile of columns),
+// a dense accumulator over the tile in shared memory.
+inline constexpr unsigned tiled_group = shared_groups + 2;
+inline constexpr unsigned group_count = shared_groups + 3;
+inline constexpr std::uint8_t no_group = group_count;  // rows without products
+inline constexpr unsigned tile_block = 256;
+inline constexpr unsigned max_tile = 8192;  // columns of a tile, at most (HYBLA_SPGEMM_TILE: fewer, in tests)
 
 // Shared memory of a block, in bytes from its start. sort_bytes: the block sort's scratch (block groups,
 // numeric phase), which takes the table's keys once the row's entries are compacted.
@@ -255,6 +260,143 @@ __device__ __forceinline__ std::uint64_t group_sum(std::uint64_t v, std::uint64_
 template <class T>
 __device__ __forceinline__ T read_volatile(const T* p) {
     return *reinterpret_cast<const volatile T*>(p);
+}
+
+// Hub rows by tiles of columns: a block per job (hub h, tile t), jobs numbered h * tiles + t. B's rows are cut by
+// tile in advance: split[k * (tiles + 1) + t] is the first entry of B(k,:) in tile t (its last + 1 at t = tiles).
+// The job walks A(h,:)'s entries' segments in tile t as one stream (the ranged gather), into a bitmap of the
+// tile's columns (symbolic: the job's distinct columns, added to the row's count) or a dense accumulator
+// (numeric: values folded in stream order as in rows_kernel, then written in column order where the job's
+// exclusive sum of counts puts them).
+struct TileArgs {
+    const std::uint32_t* rows = nullptr;  // the hub rows
+    std::uint64_t jobs = 0;
+    unsigned tiles = 1, width = max_tile;
+    const Offset* split = nullptr;
+    Offset* job_nnz = nullptr;        // symbolic: per job
+    const Offset* job_off = nullptr;  // numeric: exclusive sum of job_nnz
+};
+
+template <bool Values, std::size_t VSIZE>
+HYBLA_HD constexpr std::size_t tile_bytes() {
+    std::size_t at = Values ? align16(max_tile * VSIZE) + align16(max_tile) : max_tile / 8;
+    at += 2 * tile_block * 8;                       // ends, bstart
+    if (Values) at += 2 * align16(tile_block * VSIZE);  // avals, stage
+    return at + 33 * 8;                             // scan
+}
+
+template <class T, class Sr, bool Values>
+__global__ void __launch_bounds__(tile_block) tile_rows_kernel(const RowArgs x, const TileArgs t, const Sr sr) {
+    constexpr unsigned B = tile_block, C = max_tile / B;
+    extern __shared__ __align__(16) unsigned char smem[];
+    const unsigned tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    [[maybe_unused]] T* const vals = reinterpret_cast<T*>(smem);
+    [[maybe_unused]] std::uint8_t* const flags = smem + align16(max_tile * sizeof(T));
+    [[maybe_unused]] std::uint32_t* const bits = reinterpret_cast<std::uint32_t*>(smem);
+    std::size_t at = Values ? align16(max_tile * sizeof(T)) + align16(max_tile) : max_tile / 8;
+    std::uint64_t* const ends = reinterpret_cast<std::uint64_t*>(smem + at);
+    Offset* const bstart = reinterpret_cast<Offset*>(smem + at + B * 8);
+    at += 2 * B * 8;
+    [[maybe_unused]] T* const avals = reinterpret_cast<T*>(smem + at);
+    [[maybe_unused]] T* const stage = reinterpret_cast<T*>(smem + at + align16(B * sizeof(T))) + warp * 32;
+    if constexpr (Values) at += 2 * align16(B * sizeof(T));
+    std::uint64_t* const scan = reinterpret_cast<std::uint64_t*>(smem + at);
+    const T* const a_vals = static_cast<const T*>(x.a_vals);
+    const T* const b_vals = static_cast<const T*>(x.b_vals);
+
+    for (std::uint64_t job = blockIdx.x; job < t.jobs; job += gridDim.x) {
+        const std::uint64_t h = job / t.tiles;
+        const unsigned tile = unsigned(job % t.tiles);
+        const std::uint32_t row = t.rows[h];
+        const Offset pa = x.a_off[row], pe = x.a_off[row + 1];
+        const std::uint32_t lo = tile * t.width;
+        if constexpr (Values)
+            for (unsigned c = tid; c < max_tile; c += B) flags[c] = 0;
+        else
+            for (unsigned w = tid; w < max_tile / 32; w += B) bits[w] = 0;
+        __syncthreads();
+        for (Offset t0 = pa; t0 < pe; t0 += B) {
+            const Offset p = t0 + tid;
+            std::uint64_t len = 0;
+            Offset qb = 0;
+            T a{};
+            if (p < pe) {
+                const Offset* const sp = t.split + std::uint64_t(x.a_cols[p]) * (t.tiles + 1) + tile;
+                qb = sp[0];
+                len = sp[1] - qb;
+                if constexpr (Values) a = a_vals[p];
+            }
+            const std::uint64_t end = group_scan<B>(len, scan);
+            ends[tid] = end;
+            bstart[tid] = qb;
+            if constexpr (Values) avals[tid] = a;
+            __syncthreads();
+            const std::uint64_t total = ends[B - 1];
+            for (std::uint64_t c0 = 0; c0 < total; c0 += B) {
+                const std::uint64_t pos = c0 + tid;
+                const bool valid = pos < total;
+                std::uint32_t j = 0;
+                T v{};
+                if (valid) {
+                    unsigned l = 0, r = B - 1;  // the first entry whose segment ends after pos
+                    while (l < r) {
+                        const unsigned mid = (l + r) / 2;
+                        if (ends[mid] > pos) r = mid;
+                        else l = mid + 1;
+                    }
+                    const Offset q = bstart[l] + (pos - (l ? ends[l - 1] : 0));
+                    j = x.b_cols[q] - lo;
+                    if constexpr (Values) v = sr.template multiply<T>(avals[l], b_vals[q]);
+                }
+                if constexpr (!Values) {
+                    if (valid) atomicOr(bits + (j >> 5), 1u << (j & 31));
+                } else {
+                    // Products of one column in this step fold in thread order, warps in turn.
+                    const unsigned peers = __match_any_sync(full_mask, valid ? j : (0xFFFF0000u | lane));
+                    stage[lane] = v;
+                    __syncwarp();
+                    const bool leader = valid && unsigned(__ffs(peers) - 1) == lane;
+                    for (unsigned w = 0; w < B / 32; ++w) {
+                        if (warp == w && leader) {
+                            T acc = flags[j] ? sr.template add<T>(vals[j], read_volatile(stage + lane))
+                                             : read_volatile(stage + lane);
+                            for (unsigned rest = peers & (peers - 1); rest; rest &= rest - 1)
+                                acc = sr.template add<T>(acc, read_volatile(stage + (__ffs(rest) - 1)));
+                            vals[j] = acc;
+                            flags[j] = 1;
+                        }
+                        __syncthreads();
+                    }
+                }
+            }
+            __syncthreads();
+        }
+        if constexpr (!Values) {
+            std::uint64_t cnt = 0;
+            for (unsigned w = tid; w < max_tile / 32; w += B) cnt += __popc(bits[w]);
+            cnt = group_sum<B>(cnt, scan);
+            if (tid == 0) {
+                t.job_nnz[job] = cnt;
+                if (cnt) atomicAdd(reinterpret_cast<unsigned long long*>(x.row_nnz + row), (unsigned long long)cnt);
+            }
+        } else {
+            // Thread tid owns columns [tid * C, tid * C + C) of the tile; a block scan places its entries.
+            unsigned cnt = 0;
+#pragma unroll
+            for (unsigned c = 0; c < C; ++c) cnt += flags[tid * C + c];
+            const Offset base = x.c_off[row] + (t.job_off[job] - t.job_off[h * t.tiles]);
+            Offset out = base + (group_scan<B>(cnt, scan) - cnt);
+            T* const c_vals = static_cast<T*>(x.c_vals);
+#pragma unroll
+            for (unsigned c = 0; c < C; ++c)
+                if (flags[tid * C + c]) {
+                    x.c_cols[out] = lo + tid * C + c;
+                    c_vals[out] = vals[tid * C + c];
+                    ++out;
+                }
+        }
+        __syncthreads();
+    }
 }
 
 // The block sort that orders a block row's entries by column (numeric phase, shared tables): a row of the group

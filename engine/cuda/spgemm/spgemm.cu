@@ -78,6 +78,7 @@ struct GroupArgs {
     bool complement;
     unsigned shared_enabled;  // groups 0 .. shared_enabled - 1 fit the device's shared memory
     unsigned min_group;
+    Offset tile_products;  // an unmasked row of more products goes to tiles (0: none does)
     Offset* size;
     std::uint8_t* key;
     std::uint32_t* rows;
@@ -108,6 +109,9 @@ __global__ void group_kernel(GroupArgs x) {
         if (single && s > 0) {
             g = std::uint8_t(single_group);  // its count is its B row's length
             if (!x.nnz) x.row_nnz[i] = prod;
+            atomicAdd(&hist[g], 1ull);
+        } else if (s > 0 && x.tile_products && !x.m_off && prod > x.tile_products) {
+            g = std::uint8_t(tiled_group);
             atomicAdd(&hist[g], 1ull);
         } else if (s > 0) {
             g = std::uint8_t(global_group);
@@ -250,6 +254,52 @@ void launch_group(unsigned g, const RowArgs& x, const Sr& sr, std::uint64_t bloc
     }
 }
 
+// split[k * (tiles + 1) + t] = the first entry of B(k,:) with a column of at least t * width (a thread each).
+__global__ void split_kernel(Index rows, const Offset* b_off, const ColIndex* b_cols, unsigned tiles, unsigned width,
+                             Offset* split) {
+    const std::uint64_t per = std::uint64_t(tiles) + 1;
+    for (std::uint64_t i = thread_index(); i < rows * per; i += thread_count()) {
+        const std::uint64_t k = i / per, t = i % per, c = t * width;
+        Offset b = b_off[k], e = b_off[k + 1];
+        if (t == tiles) b = e;
+        while (b < e) {
+            const Offset mid = b + (e - b) / 2;
+            if (b_cols[mid] < c) b = mid + 1;
+            else e = mid;
+        }
+        split[i] = b;
+    }
+}
+
+template <class T, class Sr, bool Values>
+void launch_tiles(const RowArgs& x, const TileArgs& t, const Sr& sr, const Context& ctx) {
+    constexpr std::size_t bytes = tile_bytes<Values, sizeof(T)>();
+    auto kernel = tile_rows_kernel<T, Sr, Values>;
+    if (bytes > 48 * 1024)
+        check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)),
+              "SpGEMM: cudaFuncSetAttribute");
+    const std::uint64_t blocks = std::min<std::uint64_t>(t.jobs, 8 * std::uint64_t(multiprocessor_count(ctx.device())));
+    kernel<<<unsigned(blocks), tile_block, bytes, stream_of(ctx)>>>(x, t, sr);
+    check_launch(Values ? "SpGEMM: numeric tile kernel" : "SpGEMM: symbolic tile kernel");
+}
+
+// Products per row (HYBLA_SPGEMM_HUB, default the largest shared-memory group's limit) above which an unmasked
+// row is a hub, multiplied by tiles of columns.
+Offset tile_products() {
+    if (const char* e = std::getenv("HYBLA_SPGEMM_HUB"); e && *e) {
+        char* end = nullptr;
+        const unsigned long long v = std::strtoull(e, &end, 10);
+        if (end != e && *end == '\0' && v > 0) return v;
+    }
+    return group_shapes[shared_groups - 1].limit;
+}
+
+// Columns of a tile of the hub rows: HYBLA_SPGEMM_TILE (tests), at most max_tile.
+unsigned tile_width() {
+    const unsigned w = env_unsigned("HYBLA_SPGEMM_TILE", max_tile);
+    return std::clamp(w, 1u, max_tile);
+}
+
 // Rows sorted by group, and where each group starts.
 struct Grouping {
     Array<Offset> size;
@@ -274,10 +324,10 @@ Grouping group_rows(const GroupArgs& proto, const Context& ctx, Scratch& scratch
     check_launch("SpGEMM: group kernel");
     std::size_t bytes = 0;
     check(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys.data(), keys_sorted.data(), rows_in.data(),
-                                          out.rows.data(), std::int64_t(proto.m), 0, 3, stream),
+                                          out.rows.data(), std::int64_t(proto.m), 0, 4, stream),
           "SpGEMM: sort size");
     check(cub::DeviceRadixSort::SortPairs(scratch.get(bytes), bytes, keys.data(), keys_sorted.data(), rows_in.data(),
-                                          out.rows.data(), std::int64_t(proto.m), 0, 3, stream),
+                                          out.rows.data(), std::int64_t(proto.m), 0, 4, stream),
           "SpGEMM: sorting rows by group");
     unsigned long long host[2 * group_count];
     cuda::copy(host, stats.data(), sizeof host, CopyKind::device_to_host, ctx.stream());
@@ -467,10 +517,19 @@ CsrResult<T> core(const Csr<T>& a, const Csr<T>& b, const Sr& sr, const MaskPatt
     // Symbolic phase: each row's distinct columns, grouped by an upper bound of them.
     Array<Offset> row_nnz(m + 1, ctx), c_off(m + 1, ctx);
     check(cudaMemsetAsync(row_nnz.data(), 0, (m + 1) * sizeof(Offset), stream), "SpGEMM: memset");
+    // Unmasked hub rows go to tiles when B's split table fits an eighth of the free memory.
+    const unsigned width = tile_width();
+    const std::uint64_t tiles = (n + width - 1) / width;
+    const bool tiling = !mask && b.rows * (tiles + 1) * sizeof(Offset) <= available_device_bytes(ctx.device()) / 8;
     GroupArgs gp{m, n, a.off, x.products, nullptr, x.m_off, x.complement,
-                 shared_groups_enabled<false, sizeof(NoValue)>(ctx.device()), min_group};
+                 shared_groups_enabled<false, sizeof(NoValue)>(ctx.device()), min_group,
+                 tiling ? tile_products() : 0};
     gp.row_nnz = row_nnz.data();
     std::array<unsigned long long, group_count> sym_counts{};
+    Array<Offset> split_table(0, ctx), job_nnz(0, ctx);
+    TileArgs tx;
+    tx.tiles = unsigned(tiles);
+    tx.width = width;
     {
         Grouping grp = group_rows(gp, ctx, scratch);
         setup_ms += clock.mark();
@@ -496,15 +555,29 @@ CsrResult<T> core(const Csr<T>& a, const Csr<T>& b, const Sr& sr, const MaskPatt
             launch_group<NoValue, NoValues, false>(g, x, NoValues{}, blocks, stream);
             sym_ms[g] = clock.mark();
         }
+        if (grp.counts[tiled_group]) {
+            tx.jobs = grp.counts[tiled_group] * tiles;
+            split_table = Array<Offset>(b.rows * (tiles + 1), ctx);
+            split_kernel<<<grid_for(b.rows * (tiles + 1)), block_size, 0, stream>>>(b.rows, b.off, b.idx, tx.tiles,
+                                                                                    width, split_table.data());
+            check_launch("SpGEMM: split kernel");
+            job_nnz = Array<Offset>(tx.jobs + 1, ctx);
+            check(cudaMemsetAsync(job_nnz.data() + tx.jobs, 0, sizeof(Offset), stream), "SpGEMM: memset");
+            tx.split = split_table.data();
+            tx.job_nnz = job_nnz.data();
+            tx.rows = grp.rows.data() + grp.start[tiled_group];
+            launch_tiles<NoValue, NoValues, false>(x, tx, NoValues{}, ctx);
+            sym_ms[tiled_group] = clock.mark();
+        }
     }
     exclusive_sum(row_nnz.data(), c_off.data(), m + 1, scratch, ctx);
     Offset nnz = 0;
     cuda::copy(&nnz, c_off.data() + m, sizeof(Offset), CopyKind::device_to_host, ctx.stream());
     trace("cuda spgemm: hash %llu x %llu, symbolic rows per group %llu %llu %llu %llu %llu %llu (global) %llu "
-          "(one entry), %llu entries; ms %.3f %.3f %.3f %.3f %.3f %.3f",
+          "(one entry) %llu (tiles of %u columns), %llu entries; ms %.3f %.3f %.3f %.3f %.3f %.3f %.3f",
           (unsigned long long)m, (unsigned long long)n, sym_counts[0], sym_counts[1], sym_counts[2], sym_counts[3],
-          sym_counts[4], sym_counts[5], sym_counts[6], (unsigned long long)nnz, sym_ms[0], sym_ms[1], sym_ms[2],
-          sym_ms[3], sym_ms[4], sym_ms[5]);
+          sym_counts[4], sym_counts[5], sym_counts[6], sym_counts[7], width, (unsigned long long)nnz, sym_ms[0],
+          sym_ms[1], sym_ms[2], sym_ms[3], sym_ms[4], sym_ms[5], sym_ms[7]);
     if (nnz == 0) return out;
 
     // C allocated once, exactly.
@@ -533,7 +606,7 @@ CsrResult<T> core(const Csr<T>& a, const Csr<T>& b, const Sr& sr, const MaskPatt
         Array<T> t_vals(gt.blocks * gt.slots, ctx);
         Array<std::uint8_t> t_flags(gt.blocks * gt.slots, ctx);
         for (unsigned g = 0; g < group_count; ++g) {
-            if (grp.counts[g] == 0) continue;
+            if (grp.counts[g] == 0 || g == tiled_group) continue;
             x.rows = grp.rows.data() + grp.start[g];
             x.nrows = grp.counts[g];
             if (g == single_group) {
@@ -556,15 +629,24 @@ CsrResult<T> core(const Csr<T>& a, const Csr<T>& b, const Sr& sr, const MaskPatt
             launch_group<T, Sr, true>(g, x, sr, blocks, stream);
             num_ms[g] = clock.mark();
         }
+        if (grp.counts[tiled_group]) {
+            Array<Offset> job_off(tx.jobs + 1, ctx);
+            exclusive_sum(job_nnz.data(), job_off.data(), tx.jobs + 1, scratch, ctx);
+            tx.job_off = job_off.data();
+            tx.rows = grp.rows.data() + grp.start[tiled_group];
+            launch_tiles<T, Sr, true>(x, tx, sr, ctx);
+            num_ms[tiled_group] = clock.mark();
+        }
         // Rows in global tables were written unsorted.
         sort_rows<T>(grp.rows.data() + grp.start[global_group], grp.counts[global_group], row_nnz.data(),
                      c_off.data(), c_cols.data(), c_vals.data(), scratch, ctx);
         sort_ms = clock.mark();
-        trace("cuda spgemm: hash, numeric rows per group %llu %llu %llu %llu %llu %llu (global) %llu (one entry), "
-              "ranged gather %s; ms %.3f %.3f %.3f %.3f %.3f %.3f %.3f, rows sorted %.3f, setup %.3f",
+        trace("cuda spgemm: hash, numeric rows per group %llu %llu %llu %llu %llu %llu (global) %llu (one entry) "
+              "%llu (tiles), ranged gather %s; ms %.3f %.3f %.3f %.3f %.3f %.3f %.3f %.3f, global rows sorted %.3f, "
+              "setup %.3f",
               grp.counts[0], grp.counts[1], grp.counts[2], grp.counts[3], grp.counts[4], grp.counts[5],
-              grp.counts[6], ranged ? "on" : "off", num_ms[0], num_ms[1], num_ms[2], num_ms[3], num_ms[4], num_ms[5],
-              num_ms[6], sort_ms, setup_ms);
+              grp.counts[6], grp.counts[7], ranged ? "on" : "off", num_ms[0], num_ms[1], num_ms[2], num_ms[3],
+              num_ms[4], num_ms[5], num_ms[6], num_ms[7], sort_ms, setup_ms);
     }
     out.nnz = nnz;
     out.off = std::move(c_off);
@@ -573,202 +655,14 @@ CsrResult<T> core(const Csr<T>& a, const Csr<T>& b, const Sr& sr, const MaskPatt
     return out;
 }
 
-// Rows of more than `split` products are cut into parts, each a run of consecutive entries of A(i,:): an entry
-// whose B row holds more than split / 2 products (long) is a part of its own (a row of one entry: copied, no
-// table); the other entries are cut where the products before them, counted over short entries only, cross a
-// multiple of split / 2, so a part holds at most `split` products. Two passes (a warp per row): without vbase,
-// parts[i] = the number of parts of row i (parts[m] = 0); with vbase (their exclusive sum), av_off[v] = the first
-// entry of each part.
-__global__ void cut_rows_kernel(Index m, const Offset* a_off, const ColIndex* a_cols, const Offset* b_off,
-                                const Offset* products, Offset split, const Offset* vbase, Offset* parts,
-                                Offset* av_off) {
-    const unsigned lane = threadIdx.x & 31;
-    const Offset half = split / 2 > 0 ? split / 2 : 1;
-    for (std::uint64_t i = thread_index() / 32; i <= m; i += thread_count() / 32) {
-        if (i == m) {
-            if (lane == 0 && !vbase) parts[m] = 0;
-            continue;
-        }
-        const Offset pa = a_off[i], pe = a_off[i + 1];
-        if (products[i] <= split) {
-            if (lane == 0) {
-                if (vbase) av_off[vbase[i]] = pa;
-                else parts[i] = 1;
-            }
-            continue;
-        }
-        Offset run = 0;             // short products before this chunk
-        Offset cuts = 0;            // parts begun before this chunk
-        bool prev_long = false;     // the entry before this chunk
-        Offset prev_bucket = 0;
-        for (Offset p0 = pa; p0 < pe; p0 += 32) {
-            const Offset p = p0 + lane;
-            const bool valid = p < pe;
-            Offset w = 0;
-            if (valid) {
-                const ColIndex k = a_cols[p];
-                w = b_off[k + 1] - b_off[k];
-            }
-            const bool is_long = w > half;
-            const Offset ws = is_long ? 0 : w;
-            Offset incl = ws;
-            for (unsigned d = 1; d < 32; d <<= 1) {
-                const Offset u = __shfl_up_sync(full_mask, incl, d);
-                if (lane >= d) incl += u;
-            }
-            const Offset bucket = (run + incl - ws) / half;
-            bool before_long = __shfl_up_sync(full_mask, is_long, 1);
-            Offset before_bucket = __shfl_up_sync(full_mask, bucket, 1);
-            if (lane == 0) {
-                before_long = prev_long;
-                before_bucket = prev_bucket;
-            }
-            const bool cut = valid && (p == pa || is_long || before_long || bucket != before_bucket);
-            const unsigned ballot = __ballot_sync(full_mask, cut);
-            if (vbase && cut) av_off[vbase[i] + cuts + __popc(ballot & ((1u << lane) - 1))] = p;
-            cuts += __popc(ballot);
-            const unsigned last_lane = unsigned(pe - p0 < 32 ? pe - p0 - 1 : 31);
-            prev_long = __shfl_sync(full_mask, is_long, last_lane);
-            prev_bucket = __shfl_sync(full_mask, bucket, last_lane);
-            run += __shfl_sync(full_mask, incl, 31);
-        }
-        if (lane == 0 && !vbase) parts[i] = cuts;
-    }
-}
-
-// Products per row (HYBLA_SPGEMM_SPLIT, default the largest shared-memory group's limit) above which a row is cut
-// into parts.
-Offset split_products() {
-    if (const char* e = std::getenv("HYBLA_SPGEMM_SPLIT"); e && *e) {
-        char* end = nullptr;
-        const unsigned long long v = std::strtoull(e, &end, 10);
-        if (end != e && *end == '\0' && v > 0) return v;
-    }
-    return group_shapes[shared_groups - 1].limit;
-}
-
-// len[i] = the entries of row i's parts, row i's start in the parts' product (c_off[i] = cp_off[vbase[i]]), and
-// the rows of more than one part listed (in any order: each is sorted on its own).
-__global__ void merged_rows_kernel(Index m, const Offset* vbase, const Offset* cp_off, Offset* len, Offset* start,
-                                   std::uint32_t* list, unsigned long long* count) {
-    for (std::uint64_t i = thread_index(); i <= m; i += thread_count()) {
-        start[i] = cp_off[vbase[i]];
-        if (i == m) continue;
-        len[i] = cp_off[vbase[i + 1]] - cp_off[vbase[i]];
-        if (vbase[i + 1] - vbase[i] > 1 && len[i] > 1) list[atomicAdd(count, 1ull)] = std::uint32_t(i);
-    }
-}
-
-// Distinct columns of each row whose entries are sorted by column (a warp per row); runs[m] = 0.
-__global__ void count_runs_kernel(Index m, const Offset* start, const ColIndex* cols, Offset* runs) {
-    const unsigned lane = threadIdx.x & 31;
-    for (std::uint64_t i = thread_index() / 32; i <= m; i += thread_count() / 32) {
-        if (i == m) {
-            if (lane == 0) runs[m] = 0;
-            continue;
-        }
-        Offset heads = 0;
-        for (Offset p = start[i] + lane; p < start[i + 1]; p += 32) heads += p == start[i] || cols[p] != cols[p - 1];
-        for (unsigned d = 16; d > 0; d >>= 1) heads += __shfl_down_sync(full_mask, heads, d);
-        if (lane == 0) runs[i] = heads;
-    }
-}
-
-// Each run of equal columns folded left to right (the parts' order) into one entry of C (a warp per row).
-template <class T, class Sr>
-__global__ void fold_runs_kernel(Index m, const Offset* start, const ColIndex* cols, const T* vals, const Offset* c_off,
-                                 ColIndex* c_cols, T* c_vals, Sr sr) {
-    const unsigned lane = threadIdx.x & 31;
-    for (std::uint64_t i = thread_index() / 32; i < m; i += thread_count() / 32) {
-        const Offset b = start[i], e = start[i + 1];
-        Offset at = c_off[i];
-        for (Offset p0 = b; p0 < e; p0 += 32) {
-            const Offset p = p0 + lane;
-            const bool head = p < e && (p == b || cols[p] != cols[p - 1]);
-            const unsigned heads = __ballot_sync(full_mask, head);
-            if (head) {
-                T acc = vals[p];
-                for (Offset q = p + 1; q < e && cols[q] == cols[p]; ++q) acc = sr.template add<T>(acc, vals[q]);
-                const Offset out = at + __popc(heads & ((1u << lane) - 1));
-                c_cols[out] = cols[p];
-                c_vals[out] = acc;
-            }
-            at += __popc(heads);
-        }
-    }
-}
-
-// C = A ⊕.⊗ B. Without a mask, a row with more than `split` products (a hub of a power-law graph, which one
-// block would take alone, and whose table would live in global memory) is cut into parts by its entries; the
-// parts are multiplied as rows of their own (in shared-memory tables), then each row's partial rows are sorted
-// stably by column and each column's partial values folded in the parts' order.
-// products: each row's intermediate products (device), biggest: their largest.
-template <class T, class Sr>
-CsrResult<T> multiply_rows(const Csr<T>& ca, const Csr<T>& cb, const Sr& sr, const MaskPattern* mask,
-                           const Context& ctx, const Offset* products, Offset biggest) {
-    const Index m = ca.rows, n = cb.cols;
-    const cudaStream_t stream = stream_of(ctx);
-    CsrResult<T> empty{0, Array<Offset>(0, ctx), Array<ColIndex>(0, ctx), Array<T>(0, ctx)};
-    const Offset split = split_products();
-    if (m == 0 || n == 0 || ca.nnz == 0 || cb.nnz == 0) return empty;
-    // Masked rows are not cut: each part would scan its row's whole mask (tc on R-MAT 21: 1.63 -> 6.26 s).
-    if (mask || biggest <= split) return core(ca, cb, sr, mask, ctx, products);
-    Scratch scratch(ctx);
-    Array<Offset> parts(m + 1, ctx), vbase(m + 1, ctx);
-    cut_rows_kernel<<<grid_for((m + 1) * 32), block_size, 0, stream>>>(m, ca.off, ca.idx, cb.off, products, split,
-                                                                        nullptr, parts.data(), nullptr);
-    check_launch("SpGEMM: cut rows kernel");
-    exclusive_sum(parts.data(), vbase.data(), m + 1, scratch, ctx);
-    const Offset mv = vbase.get(m);
-    if (mv >= empty_key)
-        throw InvalidValue("SpGEMM on the GPU: cutting rows into parts gives " + std::to_string(mv) +
-                           " rows, more than 2^32 - 1");
-    parts = Array<Offset>(0, ctx);
-    Array<Offset> av_off(mv + 1, ctx);
-    cut_rows_kernel<<<grid_for((m + 1) * 32), block_size, 0, stream>>>(m, ca.off, ca.idx, cb.off, products, split,
-                                                                        vbase.data(), nullptr, av_off.data());
-    check_launch("SpGEMM: cut rows kernel");
-    check(cudaMemcpyAsync(av_off.data() + mv, ca.off + m, sizeof(Offset), cudaMemcpyDeviceToDevice, stream),
-          "SpGEMM: copy");
-    const Csr<T> av{mv, ca.cols, av_off.data(), ca.idx, ca.vals, ca.nnz};
-    trace("cuda spgemm: rows with more than %llu products cut into parts: %llu rows of parts",
-          (unsigned long long)split, (unsigned long long)mv);
-    CsrResult<T> cp = core(av, cb, sr, nullptr, ctx);
-    if (cp.nnz == 0) return empty;
-    av_off = Array<Offset>(0, ctx);
-    // The parts of row i are consecutive rows of the parts' product: row i of C is their entries, sorted stably
-    // by column (so a column's partial values stay in the parts' order) and each column's run folded.
-    Array<Offset> len(m, ctx), start(m + 1, ctx);
-    Array<std::uint32_t> list(m, ctx);
-    Array<unsigned long long> count(1, ctx);
-    check(cudaMemsetAsync(count.data(), 0, sizeof(unsigned long long), stream), "SpGEMM: memset");
-    merged_rows_kernel<<<grid_for(m + 1), block_size, 0, stream>>>(m, vbase.data(), cp.off.data(), len.data(),
-                                                                    start.data(), list.data(), count.data());
-    check_launch("SpGEMM: merged rows kernel");
-    const std::uint64_t nlist = count.get(0);
-    sort_rows<T>(list.data(), nlist, len.data(), start.data(), cp.cols.data(), cp.vals.data(), scratch, ctx);
-    Array<Offset> runs(m + 1, ctx), c_off(m + 1, ctx);
-    count_runs_kernel<<<grid_for((m + 1) * 32), block_size, 0, stream>>>(m, start.data(), cp.cols.data(), runs.data());
-    check_launch("SpGEMM: count runs kernel");
-    exclusive_sum(runs.data(), c_off.data(), m + 1, scratch, ctx);
-    const Offset nnz = c_off.get(m);
-    Array<ColIndex> c_cols(nnz, ctx);
-    Array<T> c_vals(nnz, ctx);
-    fold_runs_kernel<T, Sr><<<grid_for(m * 32), block_size, 0, stream>>>(m, start.data(), cp.cols.data(), cp.vals.data(),
-                                                                       c_off.data(), c_cols.data(), c_vals.data(), sr);
-    check_launch("SpGEMM: fold runs kernel");
-    trace("cuda spgemm: %llu rows of more than one part merged, %llu entries", (unsigned long long)nlist,
-          (unsigned long long)nnz);
-    return CsrResult<T>{nnz, std::move(c_off), std::move(c_cols), std::move(c_vals)};
-}
-
 // out[i] = in[i] + base for i < n.
 __global__ void shift_offsets_kernel(std::uint64_t n, const Offset* in, Offset base, Offset* out) {
     for (std::uint64_t i = thread_index(); i < n; i += thread_count()) out[i] = in[i] + base;
 }
 
 // Products per batch of rows: HYBLA_SPGEMM_BATCH when set (tests), else what a third of the free memory holds
-// at one entry of the parts' product and one of C per product (an upper bound: entries never outnumber products).
+// at two entries of C per product (the batch's and its copy when batches are joined; entries never outnumber
+// products).
 template <class T>
 std::uint64_t batch_products(const Context& ctx) {
     if (const char* e = std::getenv("HYBLA_SPGEMM_BATCH"); e && *e) {
@@ -813,7 +707,7 @@ Matrix<T> multiply(const Matrix<T>& a, const Matrix<T>& b, const Sr& sr, const M
         if (r.nnz == 0) return Matrix<T>(m, n, ctx);
         return Matrix<T>::import_csr(m, n, std::move(r.off), std::move(r.cols), std::move(r.vals), false);
     };
-    if (batches.size() <= 1) return as_matrix(multiply_rows(ca, cb, sr, mask, ctx, products.data(), biggest));
+    if (batches.size() <= 1) return as_matrix(core(ca, cb, sr, mask, ctx, products.data()));
     trace("cuda spgemm: %zu batches of rows", batches.size());
     std::vector<CsrResult<T>> parts;
     Offset total = 0;
@@ -824,9 +718,7 @@ Matrix<T> multiply(const Matrix<T>& a, const Matrix<T>& b, const Sr& sr, const M
         const Csr<T> slice{r.end - r.begin, ca.cols, ca.off + r.begin, ca.idx, ca.vals, ends[1] - ends[0]};
         MaskPattern mslice;
         if (mask) mslice = MaskPattern{mask->offsets + r.begin, mask->cols, mask->complement};
-        Offset most = 0;
-        for (Index i = r.begin; i < r.end; ++i) most = std::max(most, prefix[i + 1] - prefix[i]);
-        parts.push_back(multiply_rows(slice, cb, sr, mask ? &mslice : nullptr, ctx, products.data() + r.begin, most));
+        parts.push_back(core(slice, cb, sr, mask ? &mslice : nullptr, ctx, products.data() + r.begin));
         total += parts.back().nnz;
     }
     if (total == 0) return Matrix<T>(m, n, ctx);
