@@ -11,9 +11,7 @@
 // L and U, so that the high-degree vertices come last and their rows of U are short: the same counts, much
 // less work on power-law graphs.
 #pragma once
-#include <algorithm>
 #include <cstdint>
-#include <numeric>
 #include <vector>
 
 #include "engine/hybla.hpp"
@@ -54,8 +52,11 @@ inline DegreeOrdered degree_ordered(const Matrix<std::uint8_t>& s) {
     std::vector<std::uint64_t> degree(n, 0);
     for (std::size_t x = 0; x < idx.size(); ++x) degree[idx[x]] = d[x];
     DegreeOrdered r{Matrix<std::uint8_t>(n, n, s.context()), std::vector<Index>(n)};
-    std::iota(r.order.begin(), r.order.end(), Index(0));
-    std::stable_sort(r.order.begin(), r.order.end(), [&](Index x, Index y) { return degree[x] < degree[y]; });
+    // A counting sort by degree (below n: s has no diagonal): stable, so ties keep the vertex order.
+    std::vector<Index> first(n + 1, 0);
+    for (Index v = 0; v < n; ++v) ++first[degree[v] + 1];
+    for (Index d = 1; d <= n; ++d) first[d] += first[d - 1];
+    for (Index v = 0; v < n; ++v) r.order[first[degree[v]]++] = v;
     extract(r.matrix, no_mask, no_accum, s, r.order, r.order);
     return r;
 }

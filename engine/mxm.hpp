@@ -33,8 +33,17 @@ void mxm(Matrix<TC>& c, const MaskT& mask, Accum accum, Sr, const Matrix<TA>& a,
         using namespace cuda_dispatch;
         auto code = semiring_code<Sr>("mxm");
         auto aa = as_type<TC>(d.transpose_a ? a.transposed() : a);
-        auto bb = as_type<TC>(d.transpose_b ? b.transposed() : b);
         MaskHolder mh(mask, d);
+        if (mh.get() && !mh.get()->complement && d.transpose_b) {
+            // op(B)'s columns are B's rows: a dot product per mask entry when that is the cheaper.
+            auto bt = as_type<TC>(b);
+            if (cuda::spgemm_dot_preferred(aa.get(), bt.get(), *mh.get())) {
+                trace("mxm: masked SpGEMM on the GPU, a dot product per mask entry");
+                write_back(c, cuda::spgemm_dot(aa.get(), bt.get(), code, *mh.get()), mask, accum, d, "mxm");
+                return;
+            }
+        }
+        auto bb = as_type<TC>(d.transpose_b ? b.transposed() : b);
         trace("mxm: %sSpGEMM on the GPU", mh.get() ? "masked " : "");
         write_back(c, cuda::spgemm(aa.get(), bb.get(), code, mh.get()), mask, accum, d, "mxm");
         return;

@@ -919,7 +919,7 @@ std::string describe(const SpgemmKnobs& k) {
     auto s = [](const char* v) { return v ? std::string(v) : std::string("unset"); };
     return "HYBLA_SPGEMM_MIN_GROUP=" + s(k.min_group) + " HYBLA_SPGEMM_RANGED=" + s(k.ranged) +
            " HYBLA_SPGEMM_HUB=" + s(k.hub) + (k.hub ? " HYBLA_SPGEMM_TILE=100 HYBLA_SPGEMM_BATCH=5000" : "") +
-           " HYBLA_SPGEMM=hash";
+           " HYBLA_SPGEMM=hash" + (k.ranged && std::string(k.ranged) == "0" ? " HYBLA_SPGEMM_DOT=1" : "");
 }
 
 // MIN_GROUP unset/0/3/5 x RANGED 0/1 x HUB unset/1000 (rows above 1000 products go to tiles of 100 columns).
@@ -943,7 +943,7 @@ const std::vector<SpgemmKnobs>& spgemm_knob_settings() {
 template <class F>
 void for_each_knob_setting(F&& f) {
     const char* names[] = {"HYBLA_SPGEMM_MIN_GROUP", "HYBLA_SPGEMM_RANGED", "HYBLA_SPGEMM_HUB",
-                           "HYBLA_SPGEMM_BATCH", "HYBLA_SPGEMM", "HYBLA_SPGEMM_TILE"};
+                           "HYBLA_SPGEMM_BATCH", "HYBLA_SPGEMM", "HYBLA_SPGEMM_TILE", "HYBLA_SPGEMM_DOT"};
     auto current = [&] {
         std::vector<std::optional<std::string>> v;
         for (const char* name : names) {
@@ -955,9 +955,12 @@ void for_each_knob_setting(F&& f) {
     const auto before = current();
     for (const SpgemmKnobs& k : spgemm_knob_settings()) {
         // The hash SpGEMM (HYBLA_SPGEMM=hash; the other tests run the default); HUB=1000 also cuts the rows into
-        // batches of at most 5000 products.
+        // batches of at most 5000 products; with RANGED=0 masked A·Bᵀ takes the dot products (DOT=1), otherwise
+        // the cost rule chooses.
+        const bool dot = k.ranged && std::string(k.ranged) == "0";
         EnvGuard g(names[0], k.min_group), r(names[1], k.ranged), b(names[2], k.hub),
-            bt(names[3], k.hub ? "5000" : nullptr), h(names[4], "hash"), t(names[5], k.hub ? "100" : nullptr);
+            bt(names[3], k.hub ? "5000" : nullptr), h(names[4], "hash"), t(names[5], k.hub ? "100" : nullptr),
+            dt(names[6], dot ? "1" : nullptr);
         INFO(describe(k));
         f();
     }

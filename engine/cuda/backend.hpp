@@ -110,6 +110,13 @@ template <class T> Matrix<T> kronecker(const Matrix<T>& a, const Matrix<T>& b, B
 // C = A ⊕.⊗ B, only where mask (if given) is true.
 template <class T>
 Matrix<T> spgemm(const Matrix<T>& a, const Matrix<T>& b, SemiringCode sr, const MaskPattern* mask);
+// C<M> = A ⊕.⊗ op(B) by a sparse dot product per entry of a mask that is not complemented, where bt holds op(B)ᵀ
+// as CSR (B itself for A·Bᵀ); spgemm_dot_preferred is the cost rule (the dot work against 8 x the products;
+// HYBLA_SPGEMM_DOT=0|1 forces it). engine/cuda/spgemm/dot.cu.
+template <class T>
+bool spgemm_dot_preferred(const Matrix<T>& a, const Matrix<T>& bt, const MaskPattern& mask);
+template <class T>
+Matrix<T> spgemm_dot(const Matrix<T>& a, const Matrix<T>& bt, SemiringCode sr, const MaskPattern& mask);
 // w(i) = ⊕_k M(i,k) ⊗ u(k) (flip: u(k) ⊗ M(i,k)) over present u(k); u dense; rows where mask (an n x 1
 // pattern, if given) is false are skipped.
 template <class T>

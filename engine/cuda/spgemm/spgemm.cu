@@ -472,10 +472,11 @@ Csr<T> csr_of(const Matrix<T>& a) {
             a.nvals()};
 }
 
-// products[i] for every row of a.
+// products[i] for every row of a, and products[rows] = 0 (ready for an exclusive sum).
 template <class T>
 Array<Offset> row_products(const Csr<T>& a, const Csr<T>& b, const Context& ctx) {
-    Array<Offset> products(a.rows, ctx);
+    Array<Offset> products(a.rows + 1, ctx);
+    check(cudaMemsetAsync(products.data() + a.rows, 0, sizeof(Offset), stream_of(ctx)), "SpGEMM: memset");
     row_products_kernel<<<grid_for(a.rows * 32), block_size, 0, stream_of(ctx)>>>(a.rows, a.off, a.idx, b.off,
                                                                                  products.data());
     check_launch("SpGEMM: row products kernel");
@@ -675,9 +676,10 @@ std::uint64_t batch_products(const Context& ctx) {
 }
 
 // C = A ⊕.⊗ B in batches of rows whose products fit the memory (one batch when all do); the batches' results
-// are joined at the end.
+// are joined at the end. A product of fewer than esc_under products goes to ESC (its products are counted first).
 template <class T, class Sr>
-Matrix<T> multiply(const Matrix<T>& a, const Matrix<T>& b, const Sr& sr, const MaskPattern* mask) {
+Matrix<T> multiply(const Matrix<T>& a, const Matrix<T>& b, const Sr& sr, const MaskPattern* mask, SemiringCode code,
+                   Offset esc_under) {
     const Context& ctx = a.context();
     const Index m = a.nrows(), n = b.ncols();
     if (m >= empty_key || n >= empty_key)
@@ -687,27 +689,32 @@ Matrix<T> multiply(const Matrix<T>& a, const Matrix<T>& b, const Sr& sr, const M
     check(cudaSetDevice(ctx.device()), "cudaSetDevice");
     const cudaStream_t stream = stream_of(ctx);
     const Csr<T> ca = csr_of(a), cb = csr_of(b);
-    // Each row's first product: where the batches cut.
-    std::vector<Offset> prefix(m + 1);
+    // Each row's first product: where the batches cut (copied to the host only when there is more than one).
     const Array<Offset> products = row_products(ca, cb, ctx);
+    Array<Offset> first(m + 1, ctx);
     {
         Scratch scratch(ctx);
-        Array<Offset> at(m + 1, ctx), with_end(m + 1, ctx);
-        check(cudaMemcpyAsync(with_end.data(), products.data(), m * sizeof(Offset), cudaMemcpyDeviceToDevice, stream),
-              "SpGEMM: copy");
-        check(cudaMemsetAsync(with_end.data() + m, 0, sizeof(Offset), stream), "SpGEMM: memset");
-        exclusive_sum(with_end.data(), at.data(), m + 1, scratch, ctx);
-        cuda::copy(prefix.data(), at.data(), (m + 1) * sizeof(Offset), CopyKind::device_to_host, ctx.stream());
+        exclusive_sum(products.data(), first.data(), m + 1, scratch, ctx);
     }
-    Offset biggest = 0;
-    for (Index i = 0; i < m; ++i) biggest = std::max(biggest, prefix[i + 1] - prefix[i]);
-    const std::vector<RowRange> batches =
-        row_batches(prefix, std::max<std::uint64_t>(batch_products<T>(ctx), biggest), empty_key - 1, "SpGEMM");
+    const std::uint64_t budget = batch_products<T>(ctx);
     auto as_matrix = [&](CsrResult<T>&& r) {
         if (r.nnz == 0) return Matrix<T>(m, n, ctx);
         return Matrix<T>::import_csr(m, n, std::move(r.off), std::move(r.cols), std::move(r.vals), false);
     };
-    if (batches.size() <= 1) return as_matrix(core(ca, cb, sr, mask, ctx, products.data()));
+    const Offset all = first.get(m);
+    if (all < esc_under) {
+        trace("cuda spgemm: %llu products, fewer than %llu: expand-sort-compress", (unsigned long long)all,
+              (unsigned long long)esc_under);
+        return esc_spgemm(a, b, code, mask);
+    }
+    if (all <= budget) return as_matrix(core(ca, cb, sr, mask, ctx, products.data()));
+    std::vector<Offset> prefix(m + 1);
+    cuda::copy(prefix.data(), first.data(), (m + 1) * sizeof(Offset), CopyKind::device_to_host, ctx.stream());
+    first = Array<Offset>(0, ctx);
+    Offset biggest = 0;
+    for (Index i = 0; i < m; ++i) biggest = std::max(biggest, prefix[i + 1] - prefix[i]);
+    const std::vector<RowRange> batches =
+        row_batches(prefix, std::max<std::uint64_t>(budget, biggest), empty_key - 1, "SpGEMM");
     trace("cuda spgemm: %zu batches of rows", batches.size());
     std::vector<CsrResult<T>> parts;
     Offset total = 0;
@@ -756,22 +763,27 @@ Matrix<T> multiply(const Matrix<T>& a, const Matrix<T>& b, const Sr& sr, const M
 }  // namespace
 }  // namespace hash
 
+// The hash SpGEMM; a product of fewer than esc_under intermediate products goes to ESC instead.
 template <class T>
-Matrix<T> hash_spgemm(const Matrix<T>& a, const Matrix<T>& b, SemiringCode sr, const MaskPattern* mask) {
+Matrix<T> hash_spgemm(const Matrix<T>& a, const Matrix<T>& b, SemiringCode sr, const MaskPattern* mask,
+                      Offset esc_under) {
     if constexpr (std::is_floating_point_v<T>) {
         if (sr.add == MonoidOp::plus && sr.multiply == BinaryOp::times)
-            return hash::multiply(a, b, PlusTimes{}, mask);
+            return hash::multiply(a, b, PlusTimes{}, mask, sr, esc_under);
     }
-    return hash::multiply(a, b, RuntimeSemiring{sr}, mask);
+    return hash::multiply(a, b, RuntimeSemiring{sr}, mask, sr, esc_under);
 }
 
 template <class T>
 Matrix<T> spgemm(const Matrix<T>& a, const Matrix<T>& b, SemiringCode sr, const MaskPattern* mask) {
-    return hash_spgemm_selected() ? hash_spgemm(a, b, sr, mask) : esc_spgemm(a, b, sr, mask);
+    switch (spgemm_choice()) {
+        case SpgemmChoice::esc: return esc_spgemm(a, b, sr, mask);
+        case SpgemmChoice::hash: return hash_spgemm(a, b, sr, mask, 0);
+        default: return hash_spgemm(a, b, sr, mask, esc_below);
+    }
 }
 
 #define HYBLA_SPGEMM_INSTANTIATE(T)                                                                          \
-    template Matrix<T> hash_spgemm<T>(const Matrix<T>&, const Matrix<T>&, SemiringCode, const MaskPattern*); \
     template Matrix<T> spgemm<T>(const Matrix<T>&, const Matrix<T>&, SemiringCode, const MaskPattern*);
 HYBLA_CUDA_VALUE_TYPES(HYBLA_SPGEMM_INSTANTIATE)
 #undef HYBLA_SPGEMM_INSTANTIATE
