@@ -72,7 +72,7 @@ inline constexpr unsigned tiled_group = shared_groups + 2;
 inline constexpr unsigned group_count = shared_groups + 3;
 inline constexpr std::uint8_t no_group = group_count;  // rows without products
 inline constexpr unsigned tile_block = 256;
-inline constexpr unsigned max_tile = 8192;  // columns of a tile, at most (HYBLA_SPGEMM_TILE: fewer, in tests)
+inline constexpr unsigned max_tile = 4096;  // columns of a tile, at most (HYBLA_SPGEMM_TILE: fewer, in tests)
 
 // Shared memory of a block, in bytes from its start. sort_bytes: the block sort's scratch (block groups,
 // numeric phase), which takes the table's keys once the row's entries are compacted.
