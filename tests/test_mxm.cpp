@@ -1421,6 +1421,22 @@ TEST_CASE("SpGEMM hash: skewed rows of degree 0 and 1 and rows of degree 100000"
     }
 }
 
+TEST_CASE("SpGEMM hash: many short rows whose products a lane counts and a few long rows", "[mxm][spgemm][hash]") {
+    if (!ref::in_shard()) return;
+    ref::Gen g(207);
+    // At least 2^16 rows of A averaging fewer than 8 entries: the grouping counts each row's products in a lane of
+    // its own; rows of more than 16 entries (17, 40 and 300 here) are counted by the whole warp. B's rows have 0
+    // to 4 entries, 1% of them 500.
+    const Index m = 70001, k = 5003, n = 9001;
+    std::vector<Index> adeg(m);
+    for (Index& d : adeg) d = g.uniform(0, 4);
+    for (Index i = 5; i < m; i += 997) adeg[i] = (i / 997) % 3 == 0 ? 17 : (i / 997) % 3 == 1 ? 40 : 300;
+    const Pattern ap = with_degrees(g, k, adeg);
+    const Pattern bp = random_rows(g, k, n, 2, 0.01, 500);
+    const auto a0 = fill<float>(ap, gen_values<float>(g)), b0 = fill<float>(bp, gen_values<float>(g));
+    check_hash<plus_times, float>("plus_times float", a0, b0, {}, {plain_run(false)});
+}
+
 TEST_CASE("SpGEMM hash: rectangular shapes with sizes 0 and 1 and odd sizes", "[mxm][spgemm][hash]") {
     ref::Gen g(202);
     std::vector<std::tuple<Index, Index, Index>> shapes;

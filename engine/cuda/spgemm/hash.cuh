@@ -62,6 +62,20 @@ HYBLA_HD constexpr std::uint64_t group_limit(unsigned k) {
         default: return group_shapes[4].limit;
     }
 }
+// group_shapes[k].g, for device code.
+HYBLA_HD constexpr unsigned group_threads(unsigned k) {
+    switch (k) {
+        case 0: return group_shapes[0].g;
+        case 1: return group_shapes[1].g;
+        case 2: return group_shapes[2].g;
+        case 3: return group_shapes[3].g;
+        default: return group_shapes[4].g;
+    }
+}
+// A row goes to a group whose threads take its products in at most this many steps, where one holds it; a
+// tile of entries of A counts as this many steps.
+inline constexpr std::uint64_t max_steps = 16;
+inline constexpr std::uint64_t step_entries = 4;
 inline constexpr unsigned global_group = shared_groups;  // tables in global memory
 inline constexpr unsigned global_block = 512;
 // Rows with one entry of A and no mask: a scaled copy of one row of B, no table.
@@ -332,22 +346,34 @@ __global__ void __launch_bounds__(tile_block) tile_rows_kernel(const RowArgs x, 
             if constexpr (Values) avals[tid] = a;
             __syncthreads();
             const std::uint64_t total = ends[B - 1];
-            for (std::uint64_t c0 = 0; c0 < total; c0 += B) {
-                const std::uint64_t pos = c0 + tid;
-                const bool valid = pos < total;
-                std::uint32_t j = 0;
-                T v{};
-                if (valid) {
-                    unsigned l = 0, r = B - 1;  // the first entry whose segment ends after pos
-                    while (l < r) {
-                        const unsigned mid = (l + r) / 2;
-                        if (ends[mid] > pos) r = mid;
-                        else l = mid + 1;
-                    }
-                    const Offset q = bstart[l] + (pos - (l ? ends[l - 1] : 0));
-                    j = x.b_cols[q] - lo;
-                    if constexpr (Values) v = sr.template multiply<T>(avals[l], b_vals[q]);
+            // As in rows_kernel: each product's column and value are loaded one step ahead of their use.
+            auto fetch = [&](std::uint64_t pos, std::uint32_t& j, T& bv, T& av) {
+                unsigned l = 0, r = B - 1;  // the first entry whose segment ends after pos
+                while (l < r) {
+                    const unsigned mid = (l + r) / 2;
+                    if (ends[mid] > pos) r = mid;
+                    else l = mid + 1;
                 }
+                const Offset q = bstart[l] + (pos - (l ? ends[l - 1] : 0));
+                j = x.b_cols[q] - lo;
+                if constexpr (Values) {
+                    bv = b_vals[q];
+                    av = avals[l];
+                }
+            };
+            bool next_valid = tid < total;
+            std::uint32_t nj = 0;
+            T nbv{}, nav{};
+            if (next_valid) fetch(tid, nj, nbv, nav);
+            for (std::uint64_t c0 = 0; c0 < total; c0 += B) {
+                const bool valid = next_valid;
+                const std::uint32_t j = nj;
+                T v{};
+                if constexpr (Values)
+                    if (valid) v = sr.template multiply<T>(nav, nbv);
+                const std::uint64_t pos = c0 + B + tid;
+                next_valid = pos < total;
+                if (next_valid) fetch(pos, nj, nbv, nav);
                 if constexpr (!Values) {
                     if (valid) atomicOr(bits + (j >> 5), 1u << (j & 31));
                 } else {
@@ -605,23 +631,40 @@ __global__ void __launch_bounds__(BLOCK) rows_kernel(const RowArgs x, const Sr s
                 if constexpr (Values) avals[tid] = a;
                 coop_sync<G>();
                 const std::uint64_t total = ends[G - 1];
-                for (std::uint64_t c0 = 0; coop_any<G>(c0 < total); c0 += G) {
-                    const std::uint64_t at = c0 + tid;
-                    const bool valid = at < total;
-                    std::uint32_t j = 0;
-                    T v{};
-                    if (valid) {
-                        unsigned lo = 0, hi = G - 1;  // the first entry whose range ends after `at`
-                        while (lo < hi) {
-                            const unsigned mid = (lo + hi) / 2;
-                            if (ends[mid] > at) hi = mid;
-                            else lo = mid + 1;
-                        }
-                        const Offset q = bstart[lo] + (at - (lo ? ends[lo - 1] : 0));
-                        j = x.b_cols[q];
-                        if constexpr (Values) v = sr.template multiply<T>(avals[lo], b_vals[q]);
+                // Product `at` of the stream: its column and value are loaded one step ahead of their use, so
+                // that the loads are in flight while the previous step is folded.
+                auto fetch = [&](std::uint64_t at, std::uint32_t& j, T& bv, T& av) {
+                    unsigned lo = 0, hi = G - 1;  // the first entry whose range ends after `at`
+                    while (lo < hi) {
+                        const unsigned mid = (lo + hi) / 2;
+                        if (ends[mid] > at) hi = mid;
+                        else lo = mid + 1;
                     }
+                    const Offset q = bstart[lo] + (at - (lo ? ends[lo - 1] : 0));
+                    j = x.b_cols[q];
+                    if constexpr (Values) {
+                        bv = b_vals[q];
+                        av = avals[lo];
+                    }
+                };
+                bool valid = tid < total;
+                std::uint32_t j = 0;
+                T bv{}, av{};
+                if (valid) fetch(tid, j, bv, av);
+                for (std::uint64_t c0 = 0; coop_any<G>(c0 < total); c0 += G) {
+                    const std::uint64_t next = c0 + G + tid;
+                    const bool next_valid = next < total;
+                    std::uint32_t nj = 0;
+                    T nbv{}, nav{};
+                    if (next_valid) fetch(next, nj, nbv, nav);
+                    T v{};
+                    if constexpr (Values)
+                        if (valid) v = sr.template multiply<T>(av, bv);
                     consume(valid, j, v);
+                    valid = next_valid;
+                    j = nj;
+                    bv = nbv;
+                    av = nav;
                 }
                 coop_sync<G>();
             }

@@ -1,8 +1,8 @@
 // The two SpGEMMs behind cuda::spgemm<T> (engine/cuda/backend.hpp), private to this folder: expand-sort-compress
-// (esc.cu) and the hash SpGEMM (spgemm.cu). HYBLA_SPGEMM=hash|esc picks one (read at every call); by default the
-// hash SpGEMM takes every product of at least esc_below products and hands smaller ones to ESC, whose fixed cost
-// per call is lower (README.md, "Measurements").
+// (esc.cu) and the hash SpGEMM (spgemm.cu). HYBLA_SPGEMM=hash|esc picks one (read at every call); by default
+// esc_preferred below decides, once the hash SpGEMM has counted the product's intermediate products.
 #pragma once
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -24,7 +24,24 @@ inline SpgemmChoice spgemm_choice() {
     return SpgemmChoice::automatic;
 }
 
-// By default, products with fewer intermediate products than this go to ESC.
+// The hash SpGEMM's hub rows (hash.cuh): a block per hub and tile of columns, each walking all of the hub's
+// entries of A.
+struct HubWork {
+    std::uint64_t jobs = 0;      // hub rows x tiles
+    std::uint64_t products = 0;  // the hub rows' intermediate products
+};
+
+// By default a product goes to ESC when it is small (fewer than esc_below intermediate products) and the hash
+// SpGEMM would leave most of the GPU waiting on a few heavy rows: when its rows are heavy on average (more than
+// esc_row_products products a row, as in a contraction's S·A), or when an eighth of its products or more lie in
+// hub rows that make fewer jobs than the GPU has multiprocessors (a giant cluster of a contraction). ESC spreads
+// the products evenly. Every other product takes the hash SpGEMM (README.md, "Measurements").
 inline constexpr Offset esc_below = Offset(1) << 22;
+inline constexpr Offset esc_row_products = 200;
+inline bool esc_preferred(Offset products, Index rows, const HubWork& hubs, int multiprocessors) {
+    if (products >= esc_below) return false;
+    if (products > esc_row_products * Offset(rows)) return true;
+    return hubs.jobs < std::uint64_t(multiprocessors) && hubs.products >= products / 8;
+}
 
 }  // namespace hybla::cuda

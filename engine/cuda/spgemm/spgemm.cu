@@ -53,26 +53,32 @@ using NoValue = std::uint8_t;
 
 // ------------------------------------------------------------------ row analysis and grouping
 
-// products[i] = Σ over A(i,:) of |B(k,:)| (a warp per row).
-__global__ void row_products_kernel(Index m, const Offset* a_off, const ColIndex* a_cols, const Offset* b_off,
-                                    Offset* products) {
+// Σ over A(i,:) of |B(k,:)|: row i's intermediate products, in every lane of the warp that calls it.
+__device__ inline Offset warp_row_products(Index i, const Offset* a_off, const ColIndex* a_cols, const Offset* b_off) {
     const unsigned lane = threadIdx.x & 31;
-    const std::uint64_t warps = thread_count() / 32;
-    for (std::uint64_t i = thread_index() / 32; i < m; i += warps) {
-        Offset sum = 0;
-        for (Offset p = a_off[i] + lane; p < a_off[i + 1]; p += 32) {
-            const ColIndex k = a_cols[p];
-            sum += b_off[k + 1] - b_off[k];
-        }
-        for (unsigned d = 16; d > 0; d >>= 1) sum += __shfl_down_sync(full_mask, sum, d);
-        if (lane == 0) products[i] = sum;
+    Offset sum = 0;
+    for (Offset p = a_off[i] + lane; p < a_off[i + 1]; p += 32) {
+        const ColIndex k = a_cols[p];
+        sum += b_off[k + 1] - b_off[k];
     }
+    for (unsigned d = 16; d > 0; d >>= 1) sum += __shfl_xor_sync(full_mask, sum, d);
+    return sum;
 }
+
+// What a grouping counts, in device memory (zeroed before it): rows per group, the largest size of the global
+// group (its tables are sized by it), the cursor each group's rows are placed with, and the total of the rows'
+// products (symbolic) or entries (numeric).
+struct GroupStats {
+    unsigned long long counts[group_count], global_max, cursor[group_count], total, hub_products;
+};
 
 struct GroupArgs {
     Index m, n;
+    bool lane_rows;  // products counted by a lane per row (short rows of A), else by a warp per row
     const Offset* a_off;
-    const Offset* products;
+    const ColIndex* a_cols;  // with b_off: products counted here (products is written), when count_products
+    const Offset* b_off;
+    Offset* products;
     const Offset* nnz;  // null: the symbolic phase's grouping
     const Offset* m_off;
     bool complement;
@@ -81,56 +87,162 @@ struct GroupArgs {
     Offset tile_products;  // an unmasked row of more products goes to tiles (0: none does)
     Offset* size;
     std::uint8_t* key;
-    std::uint32_t* rows;
-    unsigned long long* counts;  // group_count each
-    unsigned long long* max_size;
+    GroupStats* stats;
     Offset* row_nnz;  // symbolic: where rows of one entry get their count
 };
 
-// Each row's size and group (no_group: nothing to do), the rows numbered for the sort by group, and each
-// group's row count and largest size.
+// Row i's size (what bounds its distinct columns) and group, given its products.
+__device__ inline std::uint8_t group_of(const GroupArgs& x, std::uint64_t i, Offset prod, Offset& s) {
+    const Offset mask_len = x.m_off ? x.m_off[i + 1] - x.m_off[i] : 0;
+    const bool masked = x.m_off && !x.complement;
+    if (!x.nnz) {
+        s = prod < x.n ? prod : x.n;
+        if (masked && mask_len < s) s = mask_len;
+    } else {
+        s = x.nnz[i] == 0 ? 0 : (masked && mask_len <= prod ? mask_len : x.nnz[i]);
+    }
+    if (s == 0) return no_group;
+    if (!x.m_off && x.a_off[i + 1] - x.a_off[i] == 1) return std::uint8_t(single_group);
+    if (x.tile_products && !x.m_off && prod > x.tile_products) return std::uint8_t(tiled_group);
+    // The first shared group that holds the row's columns and whose threads do its work in at most max_steps
+    // steps, the last group that holds the columns when none is that wide: a row with few columns but many
+    // products or entries of A would otherwise hold up a whole launch (its threads take one product each per
+    // step, and each tile of entries of A costs about step_entries steps: two dependent loads and a scan).
+    const Offset work = prod + step_entries * (x.a_off[i + 1] - x.a_off[i]);
+    unsigned fit = global_group;
+    for (unsigned k = x.min_group; k < x.shared_enabled; ++k)
+        if (s <= group_limit(k)) {
+            if (fit == global_group) fit = k;
+            if (work <= max_steps * group_threads(k)) return std::uint8_t(k);
+        }
+    if (fit == global_group) return std::uint8_t(global_group);
+    while (fit + 1 < x.shared_enabled && group_threads(fit) < group_threads(fit + 1)) ++fit;
+    return std::uint8_t(fit);
+}
+
+// group_of, and in the symbolic phase the row's count where no symbolic kernel writes it: a row of one entry's
+// is its B row's length, a row without products has none, a hub row's tiles add theirs to 0.
+__device__ inline std::uint8_t classify_row(const GroupArgs& x, std::uint64_t i, Offset prod, Offset& s) {
+    const std::uint8_t g = group_of(x, i, prod, s);
+    if (!x.nnz && (g == single_group || g == no_group || g == tiled_group))
+        x.row_nnz[i] = g == single_group ? prod : 0;
+    return g;
+}
+
+// Each row's size and group (no_group: nothing to do), each group's row count, the global group's largest size
+// and the total. A warp takes 32 consecutive rows, a row a lane; the warp's counts are added once per group.
+// With CountProducts each row's products are counted first (by its lane when A(i,:) is short, by the whole
+// warp otherwise) and written.
+template <bool CountProducts>
 __global__ void group_kernel(GroupArgs x) {
-    __shared__ unsigned long long hist[group_count], big[group_count];
-    if (threadIdx.x < group_count) hist[threadIdx.x] = big[threadIdx.x] = 0;
-    __syncthreads();
-    for (std::uint64_t i = thread_index(); i < x.m; i += thread_count()) {
-        const Offset prod = x.products[i];
-        const Offset mask_len = x.m_off ? x.m_off[i + 1] - x.m_off[i] : 0;
-        const bool masked = x.m_off && !x.complement;
-        Offset s;
-        if (!x.nnz) {
-            s = prod < x.n ? prod : x.n;
-            if (masked && mask_len < s) s = mask_len;
-        } else {
-            s = x.nnz[i] == 0 ? 0 : (masked && mask_len <= prod ? mask_len : x.nnz[i]);
-        }
-        std::uint8_t g = no_group;
-        const bool single = !x.m_off && x.a_off[i + 1] - x.a_off[i] == 1;
-        if (single && s > 0) {
-            g = std::uint8_t(single_group);  // its count is its B row's length
-            if (!x.nnz) x.row_nnz[i] = prod;
-            atomicAdd(&hist[g], 1ull);
-        } else if (s > 0 && x.tile_products && !x.m_off && prod > x.tile_products) {
-            g = std::uint8_t(tiled_group);
-            atomicAdd(&hist[g], 1ull);
-        } else if (s > 0) {
-            g = std::uint8_t(global_group);
-            for (unsigned k = x.min_group; k < x.shared_enabled; ++k)
-                if (s <= group_limit(k)) {
-                    g = std::uint8_t(k);
-                    break;
-                }
-            atomicAdd(&hist[g], 1ull);
-            atomicMax(&big[g], (unsigned long long)s);
-        }
-        x.size[i] = s;
-        x.key[i] = g;
-        x.rows[i] = std::uint32_t(i);
+    __shared__ unsigned long long hist[group_count], sum, hub_sum;
+    if (threadIdx.x < group_count) hist[threadIdx.x] = 0;
+    if (threadIdx.x == 0) sum = hub_sum = 0;
+    if (blockIdx.x == 0 && threadIdx.x == 0) {  // the ends the exclusive sums read
+        if (!x.nnz) x.row_nnz[x.m] = 0;
+        if (CountProducts) x.products[x.m] = 0;
     }
     __syncthreads();
-    if (threadIdx.x < group_count && hist[threadIdx.x]) {
-        atomicAdd(&x.counts[threadIdx.x], hist[threadIdx.x]);
-        atomicMax(&x.max_size[threadIdx.x], big[threadIdx.x]);
+    const unsigned lane = threadIdx.x & 31;
+    unsigned long long mine = 0, hub = 0;  // this lane's part of the total and of the hub rows' products
+    if (CountProducts && !x.lane_rows) {
+        // A warp per row: rows of A too long for a lane each, or too few rows to keep lanes of their own busy.
+        for (std::uint64_t i = thread_index() / 32; i < x.m; i += thread_count() / 32) {
+            const Offset prod = warp_row_products(i, x.a_off, x.a_cols, x.b_off);
+            if (lane == 0) {
+                x.products[i] = prod;
+                Offset s = 0;
+                const unsigned g = classify_row(x, i, prod, s);
+                x.size[i] = s;
+                x.key[i] = std::uint8_t(g);
+                mine += prod;
+                if (g == tiled_group) hub += prod;
+                if (g != no_group) atomicAdd(&hist[g], 1ull);
+                if (g == global_group) atomicMax(&x.stats->global_max, (unsigned long long)s);
+            }
+        }
+    } else
+    for (std::uint64_t w = thread_index() / 32 * 32; w < x.m; w += thread_count()) {
+        const std::uint64_t i = w + lane;
+        const bool row = i < x.m;
+        Offset prod = 0;
+        if constexpr (CountProducts) {
+            constexpr Offset short_row = 16;
+            const Offset pa = row ? x.a_off[i] : 0, pe = row ? x.a_off[i + 1] : 0;
+            if (pe - pa <= short_row)
+                for (Offset p = pa; p < pe; ++p) {
+                    const ColIndex k = x.a_cols[p];
+                    prod += x.b_off[k + 1] - x.b_off[k];
+                }
+            for (unsigned longs = __ballot_sync(full_mask, pe - pa > short_row); longs; longs &= longs - 1) {
+                const unsigned r = __ffs(longs) - 1;
+                const Offset total = warp_row_products(w + r, x.a_off, x.a_cols, x.b_off);
+                if (lane == r) prod = total;
+            }
+            if (row) x.products[i] = prod;
+        } else {
+            prod = row ? x.products[i] : 0;
+        }
+        Offset s = 0;
+        const unsigned g = row ? classify_row(x, i, prod, s) : no_group;
+        if (row) {
+            x.size[i] = s;
+            x.key[i] = std::uint8_t(g);
+            mine += x.nnz ? x.nnz[i] : prod;
+            if (g == tiled_group) hub += prod;
+        }
+        const unsigned peers = __match_any_sync(full_mask, g);
+        if (g != no_group && lane == unsigned(__ffs(peers) - 1)) atomicAdd(&hist[g], (unsigned long long)__popc(peers));
+        if (g == global_group) atomicMax(&x.stats->global_max, (unsigned long long)s);  // rare
+    }
+    for (unsigned d = 16; d > 0; d >>= 1) {
+        mine += __shfl_xor_sync(full_mask, mine, d);
+        hub += __shfl_xor_sync(full_mask, hub, d);
+    }
+    if (lane == 0 && mine) atomicAdd(&sum, mine);
+    if (lane == 0 && hub) atomicAdd(&hub_sum, hub);
+    __syncthreads();
+    if (threadIdx.x < group_count && hist[threadIdx.x]) atomicAdd(&x.stats->counts[threadIdx.x], hist[threadIdx.x]);
+    if (threadIdx.x == 0 && sum) atomicAdd(&x.stats->total, sum);
+    if (threadIdx.x == 0 && hub_sum) atomicAdd(&x.stats->hub_products, hub_sum);
+}
+
+// The rows listed group by group (where each group starts: the counts before it). A block takes block_size
+// consecutive rows at a time and reserves room for each group's rows among them with one atomic, so a group's
+// rows come in runs of ascending rows; the runs' order is whatever the blocks' order was (it changes no result).
+__global__ void __launch_bounds__(block_size) place_kernel(Index m, const std::uint8_t* key, GroupStats* stats,
+                                                           std::uint32_t* rows) {
+    constexpr unsigned warps = block_size / 32;
+    __shared__ unsigned long long start[group_count], base[group_count];
+    __shared__ unsigned count[warps][group_count + 1];  // the warps' rows per group, then their offsets
+    if (threadIdx.x == 0) {
+        unsigned long long at = 0;
+        for (unsigned g = 0; g < group_count; ++g) {
+            start[g] = at;
+            at += stats->counts[g];
+        }
+    }
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (std::uint64_t b0 = std::uint64_t(blockIdx.x) * block_size; b0 < m; b0 += std::uint64_t(gridDim.x) * block_size) {
+        const std::uint64_t i = b0 + threadIdx.x;
+        const unsigned g = i < m ? key[i] : no_group;
+        if (lane < group_count) count[warp][lane] = 0;
+        __syncwarp();
+        const unsigned peers = __match_any_sync(full_mask, g);
+        if (lane == unsigned(__ffs(peers) - 1)) count[warp][g] = __popc(peers);  // no_group: the spare column
+        __syncthreads();
+        if (threadIdx.x < group_count) {
+            unsigned at = 0;
+            for (unsigned w = 0; w < warps; ++w) {
+                const unsigned c = count[w][threadIdx.x];
+                count[w][threadIdx.x] = at;
+                at += c;
+            }
+            base[threadIdx.x] = at ? start[threadIdx.x] + atomicAdd(&stats->cursor[threadIdx.x], (unsigned long long)at) : 0;
+        }
+        __syncthreads();
+        if (g != no_group) rows[base[g] + count[warp][g] + __popc(peers & ((1u << lane) - 1))] = std::uint32_t(i);
+        __syncthreads();
     }
 }
 
@@ -300,44 +412,46 @@ unsigned tile_width() {
     return std::clamp(w, 1u, max_tile);
 }
 
-// Rows sorted by group, and where each group starts.
+// Rows listed by group, and where each group starts.
 struct Grouping {
     Array<Offset> size;
     Array<std::uint32_t> rows;
-    std::array<unsigned long long, group_count> counts{}, max_size{}, start{};
+    std::array<unsigned long long, group_count> counts{}, start{};
+    unsigned long long global_max = 0;  // the largest size in the global group
+    unsigned long long total = 0;  // products (symbolic) or entries (numeric) of all rows
+    unsigned long long hub_products = 0;  // of the rows multiplied by tiles
 };
 
-Grouping group_rows(const GroupArgs& proto, const Context& ctx, Scratch& scratch) {
+// Groups the rows (group_kernel, place_kernel) and brings the counts to the host: one wait for the stream.
+Grouping group_rows(const GroupArgs& proto, bool count_products, const Context& ctx) {
     const cudaStream_t stream = stream_of(ctx);
     Grouping out{Array<Offset>(proto.m, ctx), Array<std::uint32_t>(proto.m, ctx)};
-    Array<std::uint8_t> keys(proto.m, ctx), keys_sorted(proto.m, ctx);
-    Array<std::uint32_t> rows_in(proto.m, ctx);
-    Array<unsigned long long> stats(2 * group_count, ctx);
-    check(cudaMemsetAsync(stats.data(), 0, stats.size() * sizeof(unsigned long long), stream), "SpGEMM: memset");
+    Array<std::uint8_t> keys(proto.m, ctx);
+    Array<GroupStats> stats(1, ctx);
+    check(cudaMemsetAsync(stats.data(), 0, sizeof(GroupStats), stream), "SpGEMM: memset");
     GroupArgs x = proto;
     x.size = out.size.data();
     x.key = keys.data();
-    x.rows = rows_in.data();
-    x.counts = stats.data();
-    x.max_size = stats.data() + group_count;
-    group_kernel<<<grid_for(proto.m), block_size, 0, stream>>>(x);
+    x.stats = stats.data();
+    // At most a few blocks per SM: each block adds its counts to the same few words.
+    const unsigned blocks = std::min<unsigned>(grid_for(count_products && !proto.lane_rows ? proto.m * 32 : proto.m),
+                                               8 * multiprocessor_count(ctx.device()));
+    if (count_products) group_kernel<true><<<blocks, block_size, 0, stream>>>(x);
+    else group_kernel<false><<<blocks, block_size, 0, stream>>>(x);
     check_launch("SpGEMM: group kernel");
-    std::size_t bytes = 0;
-    check(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys.data(), keys_sorted.data(), rows_in.data(),
-                                          out.rows.data(), std::int64_t(proto.m), 0, 4, stream),
-          "SpGEMM: sort size");
-    check(cub::DeviceRadixSort::SortPairs(scratch.get(bytes), bytes, keys.data(), keys_sorted.data(), rows_in.data(),
-                                          out.rows.data(), std::int64_t(proto.m), 0, 4, stream),
-          "SpGEMM: sorting rows by group");
-    unsigned long long host[2 * group_count];
-    cuda::copy(host, stats.data(), sizeof host, CopyKind::device_to_host, ctx.stream());
+    place_kernel<<<blocks, block_size, 0, stream>>>(proto.m, keys.data(), stats.data(), out.rows.data());
+    check_launch("SpGEMM: place kernel");
+    GroupStats host;
+    cuda::copy(&host, stats.data(), sizeof host, CopyKind::device_to_host, ctx.stream());
     unsigned long long at = 0;
     for (unsigned g = 0; g < group_count; ++g) {
-        out.counts[g] = host[g];
-        out.max_size[g] = host[group_count + g];
+        out.counts[g] = host.counts[g];
         out.start[g] = at;
-        at += host[g];
+        at += host.counts[g];
     }
+    out.global_max = host.global_max;
+    out.total = host.total;
+    out.hub_products = host.hub_products;
     return out;
 }
 
@@ -356,10 +470,10 @@ GlobalTables plan_global(const Grouping& grp, std::size_t bytes_per_slot, const 
     GlobalTables t;
     const std::uint64_t rows = grp.counts[global_group];
     if (rows == 0) return t;
-    t.slots = pow2_at_least(2 * grp.max_size[global_group]);
+    t.slots = pow2_at_least(2 * grp.global_max);
     const std::uint64_t per_block = t.slots * bytes_per_slot;
     if (t.slots > (std::uint64_t(1) << 31))
-        throw OutOfMemory("SpGEMM: a row of " + std::to_string(grp.max_size[global_group]) +
+        throw OutOfMemory("SpGEMM: a row of " + std::to_string(grp.global_max) +
                               " columns needs a hash table of " + std::to_string(per_block) + " bytes",
                           per_block);
     const std::uint64_t free_bytes = available_device_bytes(ctx.device());
@@ -472,148 +586,151 @@ Csr<T> csr_of(const Matrix<T>& a) {
             a.nvals()};
 }
 
-// products[i] for every row of a, and products[rows] = 0 (ready for an exclusive sum).
-template <class T>
-Array<Offset> row_products(const Csr<T>& a, const Csr<T>& b, const Context& ctx) {
-    Array<Offset> products(a.rows + 1, ctx);
-    check(cudaMemsetAsync(products.data() + a.rows, 0, sizeof(Offset), stream_of(ctx)), "SpGEMM: memset");
-    row_products_kernel<<<grid_for(a.rows * 32), block_size, 0, stream_of(ctx)>>>(a.rows, a.off, a.idx, b.off,
-                                                                                 products.data());
-    check_launch("SpGEMM: row products kernel");
-    return products;
-}
-
-// The symbolic and numeric phases for C = A ⊕.⊗ B (under the mask).
-// products: each row's intermediate products when the caller has them (null: counted here).
+// The symbolic and numeric phases for C = A ⊕.⊗ B (under the mask), in two steps: group() counts each row's
+// products (unless the caller has them) and groups the rows for the symbolic phase, the first wait for the
+// stream, after which the caller may decide not to go on (ESC, batches); finish() runs the symbolic kernels,
+// groups the rows again by their exact counts (the second wait: the entries of C), allocates C once and runs the
+// numeric kernels. Nothing else waits for the GPU, except for rows in global tables (sorted afterwards).
 template <class T, class Sr>
-CsrResult<T> core(const Csr<T>& a, const Csr<T>& b, const Sr& sr, const MaskPattern* mask, const Context& ctx,
-                  const Offset* row_products_given = nullptr) {
-    const Index m = a.rows, n = b.cols;
-    CsrResult<T> out{0, Array<Offset>(0, ctx), Array<ColIndex>(0, ctx), Array<T>(0, ctx)};
-    if (m == 0 || n == 0 || a.nnz == 0 || b.nnz == 0) return out;
-    const cudaStream_t stream = stream_of(ctx);
-    Scratch scratch(ctx);
-    const unsigned min_group = std::min(env_unsigned("HYBLA_SPGEMM_MIN_GROUP", 0), global_group);
-    const bool ranged = env_unsigned("HYBLA_SPGEMM_RANGED", 1) != 0;
-
-    RowArgs x;
-    x.a_off = a.off;
-    x.a_cols = a.idx;
-    x.a_vals = a.vals;
-    x.b_off = b.off;
-    x.b_cols = b.idx;
-    x.b_vals = b.vals;
-    x.m_off = mask ? mask->offsets : nullptr;
-    x.m_cols = mask ? mask->cols : nullptr;
-    x.complement = mask && mask->complement;
-    x.ranged = ranged;
-    x.col_bits = unsigned(std::bit_width(std::uint64_t(n)));
-
-    PhaseClock clock(stream);
-    std::array<double, group_count> sym_ms{}, num_ms{};
-    double setup_ms = 0, sort_ms = 0;
-    Array<Offset> products = row_products_given ? Array<Offset>(0, ctx) : row_products(a, b, ctx);
-    x.products = row_products_given ? row_products_given : products.data();
-
-    // Symbolic phase: each row's distinct columns, grouped by an upper bound of them.
-    Array<Offset> row_nnz(m + 1, ctx), c_off(m + 1, ctx);
-    check(cudaMemsetAsync(row_nnz.data(), 0, (m + 1) * sizeof(Offset), stream), "SpGEMM: memset");
-    // Unmasked hub rows go to tiles when B's split table fits an eighth of the free memory.
-    const unsigned width = tile_width();
-    const std::uint64_t tiles = (n + width - 1) / width;
-    const bool tiling = !mask && b.rows * (tiles + 1) * sizeof(Offset) <= available_device_bytes(ctx.device()) / 8;
-    GroupArgs gp{m, n, a.off, x.products, nullptr, x.m_off, x.complement,
-                 shared_groups_enabled<false, sizeof(NoValue)>(ctx.device()), min_group,
-                 tiling ? tile_products() : 0};
-    gp.row_nnz = row_nnz.data();
-    std::array<unsigned long long, group_count> sym_counts{};
-    Array<Offset> split_table(0, ctx), job_nnz(0, ctx);
-    TileArgs tx;
-    tx.tiles = unsigned(tiles);
-    tx.width = width;
-    {
-        Grouping grp = group_rows(gp, ctx, scratch);
-        setup_ms += clock.mark();
-        sym_counts = grp.counts;
-        x.size = grp.size.data();
-        x.row_nnz = row_nnz.data();
-        const GlobalTables gt = plan_global(grp, 4 + 1, ctx);
-        Array<std::uint32_t> t_keys(gt.blocks * gt.slots, ctx), t_hits(gt.blocks * gt.slots / 32, ctx);
-        for (unsigned g = 0; g <= global_group; ++g) {
-            if (grp.counts[g] == 0) continue;
-            x.rows = grp.rows.data() + grp.start[g];
-            x.nrows = grp.counts[g];
-            std::uint64_t blocks;
-            if (g == global_group) {
-                x.t_keys = t_keys.data();
-                x.t_hits = t_hits.data();
-                x.t_slots = gt.slots;
-                blocks = gt.blocks;
-            } else {
-                const std::uint64_t rpb = group_shapes[g].block / group_shapes[g].g;
-                blocks = (x.nrows + rpb - 1) / rpb;
-            }
-            launch_group<NoValue, NoValues, false>(g, x, NoValues{}, blocks, stream);
-            sym_ms[g] = clock.mark();
-        }
-        if (grp.counts[tiled_group]) {
-            tx.jobs = grp.counts[tiled_group] * tiles;
-            split_table = Array<Offset>(b.rows * (tiles + 1), ctx);
-            split_kernel<<<grid_for(b.rows * (tiles + 1)), block_size, 0, stream>>>(b.rows, b.off, b.idx, tx.tiles,
-                                                                                    width, split_table.data());
-            check_launch("SpGEMM: split kernel");
-            job_nnz = Array<Offset>(tx.jobs + 1, ctx);
-            check(cudaMemsetAsync(job_nnz.data() + tx.jobs, 0, sizeof(Offset), stream), "SpGEMM: memset");
-            tx.split = split_table.data();
-            tx.job_nnz = job_nnz.data();
-            tx.rows = grp.rows.data() + grp.start[tiled_group];
-            launch_tiles<NoValue, NoValues, false>(x, tx, NoValues{}, ctx);
-            sym_ms[tiled_group] = clock.mark();
-        }
+class HashProduct {
+public:
+    // products: each row's intermediate products when the caller has them, else where they are written (with
+    // products[rows] = 0, ready for an exclusive sum). free_bytes: the device memory free at the call.
+    HashProduct(const Csr<T>& a, const Csr<T>& b, const Sr& sr, const MaskPattern* mask, Offset* products,
+                bool products_given, std::size_t free_bytes, const Context& ctx)
+        : a_(a), b_(b), sr_(sr), ctx_(ctx), products_given_(products_given), clock_(stream_of(ctx)),
+          row_nnz_(a.rows + 1, ctx), c_off_(a.rows + 1, ctx), scratch_(ctx) {
+        const Index m = a.rows, n = b.cols;
+        const cudaStream_t stream = stream_of(ctx);
+        const unsigned min_group = std::min(env_unsigned("HYBLA_SPGEMM_MIN_GROUP", 0), global_group);
+        x_.a_off = a.off;
+        x_.a_cols = a.idx;
+        x_.a_vals = a.vals;
+        x_.b_off = b.off;
+        x_.b_cols = b.idx;
+        x_.b_vals = b.vals;
+        x_.m_off = mask ? mask->offsets : nullptr;
+        x_.m_cols = mask ? mask->cols : nullptr;
+        x_.complement = mask && mask->complement;
+        x_.ranged = env_unsigned("HYBLA_SPGEMM_RANGED", 1) != 0;
+        x_.col_bits = unsigned(std::bit_width(std::uint64_t(n)));
+        x_.products = products;
+        // (row_nnz_ and products[m] are set by the symbolic grouping.)
+        // Unmasked hub rows go to tiles when B's split table fits an eighth of the free memory.
+        width_ = tile_width();
+        tiles_ = (n + width_ - 1) / width_;
+        const bool tiling = !mask && b.rows * (tiles_ + 1) * sizeof(Offset) <= free_bytes / 8;
+        // A lane counts a row's products where rows are many and short (road networks), a warp elsewhere.
+        const bool lane_rows = m >= (Index(1) << 16) && a.nnz <= 8 * std::uint64_t(m);
+        gp_ = GroupArgs{m,       n,       lane_rows, a.off,         a.idx,    b.off,       products,
+                        nullptr, x_.m_off, x_.complement, shared_groups_enabled<false, sizeof(NoValue)>(ctx.device()),
+                        min_group, tiling ? tile_products() : 0};
+        gp_.row_nnz = row_nnz_.data();
     }
-    exclusive_sum(row_nnz.data(), c_off.data(), m + 1, scratch, ctx);
-    Offset nnz = 0;
-    cuda::copy(&nnz, c_off.data() + m, sizeof(Offset), CopyKind::device_to_host, ctx.stream());
-    trace("cuda spgemm: hash %llu x %llu, symbolic rows per group %llu %llu %llu %llu %llu %llu (global) %llu "
-          "(one entry) %llu (tiles of %u columns), %llu entries; ms %.3f %.3f %.3f %.3f %.3f %.3f %.3f",
-          (unsigned long long)m, (unsigned long long)n, sym_counts[0], sym_counts[1], sym_counts[2], sym_counts[3],
-          sym_counts[4], sym_counts[5], sym_counts[6], sym_counts[7], width, (unsigned long long)nnz, sym_ms[0],
-          sym_ms[1], sym_ms[2], sym_ms[3], sym_ms[4], sym_ms[5], sym_ms[7]);
-    if (nnz == 0) return out;
 
-    // C allocated once, exactly.
-    const std::size_t c_bytes = std::size_t(nnz) * (sizeof(ColIndex) + sizeof(T));
-    if (c_bytes > available_device_bytes(ctx.device()))
-        throw OutOfMemory("SpGEMM: the product has " + std::to_string(nnz) + " entries, " + std::to_string(c_bytes) +
-                              " bytes, more than the device has free",
-                          c_bytes);
-    Array<ColIndex> c_cols(nnz, ctx);
-    Array<T> c_vals(nnz, ctx);
+    // Groups the rows for the symbolic phase; returns the product's intermediate products (all rows').
+    Offset group() {
+        sym_ = group_rows(gp_, !products_given_, ctx_);
+        setup_ms_ += clock_.mark();
+        return sym_.total;
+    }
+    // After group(): the work of the hub rows, multiplied by tiles (a block per hub and tile).
+    HubWork hubs() const { return {sym_.counts[tiled_group] * tiles_, sym_.hub_products}; }
 
-    // Numeric phase, grouped by each row's exact count.
-    {
-        GroupArgs gn = gp;
-        gn.nnz = row_nnz.data();
-        gn.shared_enabled = shared_groups_enabled<true, sizeof(T)>(ctx.device());
-        Grouping grp = group_rows(gn, ctx, scratch);
-        setup_ms += clock.mark();
+    CsrResult<T> finish() {
+        const Index m = a_.rows, n = b_.cols;
+        const cudaStream_t stream = stream_of(ctx_);
+        CsrResult<T> out{0, Array<Offset>(0, ctx_), Array<ColIndex>(0, ctx_), Array<T>(0, ctx_)};
+        std::array<double, group_count> sym_ms{}, num_ms{};
+        RowArgs x = x_;
+
+        // Symbolic phase: each row's distinct columns, grouped by an upper bound of them.
+        x.size = sym_.size.data();
+        x.row_nnz = row_nnz_.data();
+        Array<Offset> split_table(0, ctx_), job_nnz(0, ctx_);
+        TileArgs tx;
+        tx.tiles = unsigned(tiles_);
+        tx.width = width_;
+        {
+            const GlobalTables gt = plan_global(sym_, 4 + 1, ctx_);
+            Array<std::uint32_t> t_keys(gt.blocks * gt.slots, ctx_), t_hits(gt.blocks * gt.slots / 32, ctx_);
+            for (unsigned g = 0; g <= global_group; ++g) {
+                if (sym_.counts[g] == 0) continue;
+                x.rows = sym_.rows.data() + sym_.start[g];
+                x.nrows = sym_.counts[g];
+                std::uint64_t blocks;
+                if (g == global_group) {
+                    x.t_keys = t_keys.data();
+                    x.t_hits = t_hits.data();
+                    x.t_slots = gt.slots;
+                    blocks = gt.blocks;
+                } else {
+                    blocks = group_blocks(g, x.nrows);
+                }
+                launch_group<NoValue, NoValues, false>(g, x, NoValues{}, blocks, stream);
+                sym_ms[g] = clock_.mark();
+            }
+            if (sym_.counts[tiled_group]) {
+                // The hub rows keep this order in the numeric phase (jobs are numbered by it).
+                tx.jobs = sym_.counts[tiled_group] * tiles_;
+                tx.rows = sym_.rows.data() + sym_.start[tiled_group];
+                split_table = Array<Offset>(b_.rows * (tiles_ + 1), ctx_);
+                split_kernel<<<grid_for(b_.rows * (tiles_ + 1)), block_size, 0, stream>>>(
+                    b_.rows, b_.off, b_.idx, tx.tiles, width_, split_table.data());
+                check_launch("SpGEMM: split kernel");
+                job_nnz = Array<Offset>(tx.jobs + 1, ctx_);
+                check(cudaMemsetAsync(job_nnz.data() + tx.jobs, 0, sizeof(Offset), stream), "SpGEMM: memset");
+                tx.split = split_table.data();
+                tx.job_nnz = job_nnz.data();
+                launch_tiles<NoValue, NoValues, false>(x, tx, NoValues{}, ctx_);
+                sym_ms[tiled_group] = clock_.mark();
+            }
+        }
+        exclusive_sum(row_nnz_.data(), c_off_.data(), m + 1, scratch_, ctx_);
+
+        // Grouped again by each row's exact count; the total is nnz(C).
+        GroupArgs gn = gp_;
+        gn.nnz = row_nnz_.data();
+        gn.shared_enabled = shared_groups_enabled<true, sizeof(T)>(ctx_.device());
+        Grouping grp = group_rows(gn, false, ctx_);
+        const Offset nnz = grp.total;
+        setup_ms_ += clock_.mark();
+        trace("cuda spgemm: hash %llu x %llu, symbolic rows per group %llu %llu %llu %llu %llu %llu (global) %llu "
+              "(one entry) %llu (tiles of %u columns), %llu entries; ms %.3f %.3f %.3f %.3f %.3f %.3f %.3f",
+              (unsigned long long)m, (unsigned long long)n, sym_.counts[0], sym_.counts[1], sym_.counts[2],
+              sym_.counts[3], sym_.counts[4], sym_.counts[5], sym_.counts[6], sym_.counts[7], width_,
+              (unsigned long long)nnz, sym_ms[0], sym_ms[1], sym_ms[2], sym_ms[3], sym_ms[4], sym_ms[5], sym_ms[7]);
+        if (nnz == 0) return out;
+
+        // C allocated once, exactly.
+        const std::size_t c_bytes = std::size_t(nnz) * (sizeof(ColIndex) + sizeof(T));
+        // (Asking the device costs a few microseconds: small products just allocate, which also fails with
+        // OutOfMemory.)
+        if (c_bytes > (std::size_t(1) << 30) && c_bytes > available_device_bytes(ctx_.device()))
+            throw OutOfMemory("SpGEMM: the product has " + std::to_string(nnz) + " entries, " +
+                                  std::to_string(c_bytes) + " bytes, more than the device has free",
+                              c_bytes);
+        Array<ColIndex> c_cols(nnz, ctx_);
+        Array<T> c_vals(nnz, ctx_);
+
+        // Numeric phase.
         x.size = grp.size.data();
         x.row_nnz = nullptr;
-        x.c_off = c_off.data();
+        x.c_off = c_off_.data();
         x.c_cols = c_cols.data();
         x.c_vals = c_vals.data();
-        const GlobalTables gt = plan_global(grp, 4 + 1 + sizeof(T), ctx);
-        Array<std::uint32_t> t_keys(gt.blocks * gt.slots, ctx);
-        Array<T> t_vals(gt.blocks * gt.slots, ctx);
-        Array<std::uint8_t> t_flags(gt.blocks * gt.slots, ctx);
+        const GlobalTables gt = plan_global(grp, 4 + 1 + sizeof(T), ctx_);
+        Array<std::uint32_t> t_keys(gt.blocks * gt.slots, ctx_);
+        Array<T> t_vals(gt.blocks * gt.slots, ctx_);
+        Array<std::uint8_t> t_flags(gt.blocks * gt.slots, ctx_);
         for (unsigned g = 0; g < group_count; ++g) {
             if (grp.counts[g] == 0 || g == tiled_group) continue;
             x.rows = grp.rows.data() + grp.start[g];
             x.nrows = grp.counts[g];
             if (g == single_group) {
-                single_rows_kernel<T, Sr><<<grid_for(x.nrows * 32), block_size, 0, stream>>>(x.nrows, x.rows, x, sr);
+                single_rows_kernel<T, Sr><<<grid_for(x.nrows * 32), block_size, 0, stream>>>(x.nrows, x.rows, x, sr_);
                 check_launch("SpGEMM: rows of one entry");
-                num_ms[g] = clock.mark();
+                num_ms[g] = clock_.mark();
                 continue;
             }
             std::uint64_t blocks;
@@ -624,37 +741,56 @@ CsrResult<T> core(const Csr<T>& a, const Csr<T>& b, const Sr& sr, const MaskPatt
                 x.t_slots = gt.slots;
                 blocks = gt.blocks;
             } else {
-                const std::uint64_t rpb = group_shapes[g].block / group_shapes[g].g;
-                blocks = (x.nrows + rpb - 1) / rpb;
+                blocks = group_blocks(g, x.nrows);
             }
-            launch_group<T, Sr, true>(g, x, sr, blocks, stream);
-            num_ms[g] = clock.mark();
+            launch_group<T, Sr, true>(g, x, sr_, blocks, stream);
+            num_ms[g] = clock_.mark();
         }
-        if (grp.counts[tiled_group]) {
-            Array<Offset> job_off(tx.jobs + 1, ctx);
-            exclusive_sum(job_nnz.data(), job_off.data(), tx.jobs + 1, scratch, ctx);
+        if (tx.jobs) {
+            Array<Offset> job_off(tx.jobs + 1, ctx_);
+            exclusive_sum(job_nnz.data(), job_off.data(), tx.jobs + 1, scratch_, ctx_);
             tx.job_off = job_off.data();
-            tx.rows = grp.rows.data() + grp.start[tiled_group];
-            launch_tiles<T, Sr, true>(x, tx, sr, ctx);
-            num_ms[tiled_group] = clock.mark();
+            launch_tiles<T, Sr, true>(x, tx, sr_, ctx_);
+            num_ms[tiled_group] = clock_.mark();
         }
         // Rows in global tables were written unsorted.
-        sort_rows<T>(grp.rows.data() + grp.start[global_group], grp.counts[global_group], row_nnz.data(),
-                     c_off.data(), c_cols.data(), c_vals.data(), scratch, ctx);
-        sort_ms = clock.mark();
+        sort_rows<T>(grp.rows.data() + grp.start[global_group], grp.counts[global_group], row_nnz_.data(),
+                     c_off_.data(), c_cols.data(), c_vals.data(), scratch_, ctx_);
+        const double sort_ms = clock_.mark();
         trace("cuda spgemm: hash, numeric rows per group %llu %llu %llu %llu %llu %llu (global) %llu (one entry) "
               "%llu (tiles), ranged gather %s; ms %.3f %.3f %.3f %.3f %.3f %.3f %.3f %.3f, global rows sorted %.3f, "
               "setup %.3f",
               grp.counts[0], grp.counts[1], grp.counts[2], grp.counts[3], grp.counts[4], grp.counts[5],
-              grp.counts[6], grp.counts[7], ranged ? "on" : "off", num_ms[0], num_ms[1], num_ms[2], num_ms[3],
-              num_ms[4], num_ms[5], num_ms[6], num_ms[7], sort_ms, setup_ms);
+              grp.counts[6], grp.counts[7], x.ranged ? "on" : "off", num_ms[0], num_ms[1], num_ms[2], num_ms[3],
+              num_ms[4], num_ms[5], num_ms[6], num_ms[7], sort_ms, setup_ms_);
+        out.nnz = nnz;
+        out.off = std::move(c_off_);
+        out.cols = std::move(c_cols);
+        out.vals = std::move(c_vals);
+        return out;
     }
-    out.nnz = nnz;
-    out.off = std::move(c_off);
-    out.cols = std::move(c_cols);
-    out.vals = std::move(c_vals);
-    return out;
-}
+
+private:
+    // Blocks of a launch of shared-memory group g over its rows.
+    static std::uint64_t group_blocks(unsigned g, std::uint64_t rows) {
+        const std::uint64_t rpb = group_shapes[g].block / group_shapes[g].g;
+        return (rows + rpb - 1) / rpb;
+    }
+
+    Csr<T> a_, b_;
+    Sr sr_;
+    Context ctx_;
+    bool products_given_;
+    PhaseClock clock_;
+    Array<Offset> row_nnz_, c_off_;
+    Scratch scratch_;
+    double setup_ms_ = 0;
+    RowArgs x_;
+    GroupArgs gp_{};
+    unsigned width_ = max_tile;
+    std::uint64_t tiles_ = 1;
+    Grouping sym_{Array<Offset>(0, ctx_), Array<std::uint32_t>(0, ctx_)};
+};
 
 // out[i] = in[i] + base for i < n.
 __global__ void shift_offsets_kernel(std::uint64_t n, const Offset* in, Offset base, Offset* out) {
@@ -665,21 +801,22 @@ __global__ void shift_offsets_kernel(std::uint64_t n, const Offset* in, Offset b
 // at two entries of C per product (the batch's and its copy when batches are joined; entries never outnumber
 // products).
 template <class T>
-std::uint64_t batch_products(const Context& ctx) {
+std::uint64_t batch_products(std::size_t free_bytes) {
     if (const char* e = std::getenv("HYBLA_SPGEMM_BATCH"); e && *e) {
         char* end = nullptr;
         const unsigned long long v = std::strtoull(e, &end, 10);
         if (end != e && *end == '\0' && v > 0) return v;
     }
-    const std::uint64_t free_bytes = available_device_bytes(ctx.device());
     return std::max<std::uint64_t>(std::uint64_t(1) << 20, free_bytes / 3 / (2 * (sizeof(ColIndex) + sizeof(T))));
 }
 
 // C = A ⊕.⊗ B in batches of rows whose products fit the memory (one batch when all do); the batches' results
-// are joined at the end. A product of fewer than esc_under products goes to ESC (its products are counted first).
+// are joined at the end. With `automatic`, a product that esc_preferred (select.hpp) finds small with heavy
+// rows goes to ESC. The grouping of all rows for the symbolic phase also counts the products, so that one wait
+// for the GPU decides between ESC, one batch and several.
 template <class T, class Sr>
 Matrix<T> multiply(const Matrix<T>& a, const Matrix<T>& b, const Sr& sr, const MaskPattern* mask, SemiringCode code,
-                   Offset esc_under) {
+                   bool automatic) {
     const Context& ctx = a.context();
     const Index m = a.nrows(), n = b.ncols();
     if (m >= empty_key || n >= empty_key)
@@ -689,28 +826,33 @@ Matrix<T> multiply(const Matrix<T>& a, const Matrix<T>& b, const Sr& sr, const M
     check(cudaSetDevice(ctx.device()), "cudaSetDevice");
     const cudaStream_t stream = stream_of(ctx);
     const Csr<T> ca = csr_of(a), cb = csr_of(b);
-    // Each row's first product: where the batches cut (copied to the host only when there is more than one).
-    const Array<Offset> products = row_products(ca, cb, ctx);
-    Array<Offset> first(m + 1, ctx);
-    {
-        Scratch scratch(ctx);
-        exclusive_sum(products.data(), first.data(), m + 1, scratch, ctx);
-    }
-    const std::uint64_t budget = batch_products<T>(ctx);
+    const std::size_t free_bytes = available_device_bytes(ctx.device());
+    const std::uint64_t budget = batch_products<T>(free_bytes);
     auto as_matrix = [&](CsrResult<T>&& r) {
         if (r.nnz == 0) return Matrix<T>(m, n, ctx);
         return Matrix<T>::import_csr(m, n, std::move(r.off), std::move(r.cols), std::move(r.vals), false);
     };
-    const Offset all = first.get(m);
-    if (all < esc_under) {
-        trace("cuda spgemm: %llu products, fewer than %llu: expand-sort-compress", (unsigned long long)all,
-              (unsigned long long)esc_under);
-        return esc_spgemm(a, b, code, mask);
+    Array<Offset> products(m + 1, ctx);
+    Offset all;
+    {
+        HashProduct<T, Sr> whole(ca, cb, sr, mask, products.data(), false, free_bytes, ctx);
+        all = whole.group();
+        if (automatic && esc_preferred(all, m, whole.hubs(), multiprocessor_count(ctx.device()))) {
+            trace("cuda spgemm: %llu products, %llu rows, %llu in %llu hub jobs: expand-sort-compress",
+                  (unsigned long long)all, (unsigned long long)m, (unsigned long long)whole.hubs().products,
+                  (unsigned long long)whole.hubs().jobs);
+            return esc_spgemm(a, b, code, mask);
+        }
+        if (all <= budget) return as_matrix(whole.finish());
     }
-    if (all <= budget) return as_matrix(core(ca, cb, sr, mask, ctx, products.data()));
+    // Each row's first product: where the batches cut.
     std::vector<Offset> prefix(m + 1);
-    cuda::copy(prefix.data(), first.data(), (m + 1) * sizeof(Offset), CopyKind::device_to_host, ctx.stream());
-    first = Array<Offset>(0, ctx);
+    {
+        Array<Offset> first(m + 1, ctx);
+        Scratch scratch(ctx);
+        exclusive_sum(products.data(), first.data(), m + 1, scratch, ctx);
+        cuda::copy(prefix.data(), first.data(), (m + 1) * sizeof(Offset), CopyKind::device_to_host, ctx.stream());
+    }
     Offset biggest = 0;
     for (Index i = 0; i < m; ++i) biggest = std::max(biggest, prefix[i + 1] - prefix[i]);
     const std::vector<RowRange> batches =
@@ -725,7 +867,10 @@ Matrix<T> multiply(const Matrix<T>& a, const Matrix<T>& b, const Sr& sr, const M
         const Csr<T> slice{r.end - r.begin, ca.cols, ca.off + r.begin, ca.idx, ca.vals, ends[1] - ends[0]};
         MaskPattern mslice;
         if (mask) mslice = MaskPattern{mask->offsets + r.begin, mask->cols, mask->complement};
-        parts.push_back(core(slice, cb, sr, mask ? &mslice : nullptr, ctx, products.data() + r.begin));
+        HashProduct<T, Sr> part(slice, cb, sr, mask ? &mslice : nullptr, products.data() + r.begin, true,
+                                available_device_bytes(ctx.device()), ctx);
+        part.group();
+        parts.push_back(part.finish());
         total += parts.back().nnz;
     }
     if (total == 0) return Matrix<T>(m, n, ctx);
@@ -763,23 +908,22 @@ Matrix<T> multiply(const Matrix<T>& a, const Matrix<T>& b, const Sr& sr, const M
 }  // namespace
 }  // namespace hash
 
-// The hash SpGEMM; a product of fewer than esc_under intermediate products goes to ESC instead.
+// The hash SpGEMM; with `automatic`, a small product of heavy rows goes to ESC instead (esc_preferred).
 template <class T>
-Matrix<T> hash_spgemm(const Matrix<T>& a, const Matrix<T>& b, SemiringCode sr, const MaskPattern* mask,
-                      Offset esc_under) {
+Matrix<T> hash_spgemm(const Matrix<T>& a, const Matrix<T>& b, SemiringCode sr, const MaskPattern* mask, bool automatic) {
     if constexpr (std::is_floating_point_v<T>) {
         if (sr.add == MonoidOp::plus && sr.multiply == BinaryOp::times)
-            return hash::multiply(a, b, PlusTimes{}, mask, sr, esc_under);
+            return hash::multiply(a, b, PlusTimes{}, mask, sr, automatic);
     }
-    return hash::multiply(a, b, RuntimeSemiring{sr}, mask, sr, esc_under);
+    return hash::multiply(a, b, RuntimeSemiring{sr}, mask, sr, automatic);
 }
 
 template <class T>
 Matrix<T> spgemm(const Matrix<T>& a, const Matrix<T>& b, SemiringCode sr, const MaskPattern* mask) {
     switch (spgemm_choice()) {
         case SpgemmChoice::esc: return esc_spgemm(a, b, sr, mask);
-        case SpgemmChoice::hash: return hash_spgemm(a, b, sr, mask, 0);
-        default: return hash_spgemm(a, b, sr, mask, esc_below);
+        case SpgemmChoice::hash: return hash_spgemm(a, b, sr, mask, false);
+        default: return hash_spgemm(a, b, sr, mask, true);
     }
 }
 
