@@ -24,24 +24,18 @@ inline SpgemmChoice spgemm_choice() {
     return SpgemmChoice::automatic;
 }
 
-// The hash SpGEMM's hub rows (hash.cuh): a block per hub and tile of columns, each walking all of the hub's
-// entries of A.
-struct HubWork {
-    std::uint64_t jobs = 0;      // hub rows x tiles
-    std::uint64_t products = 0;  // the hub rows' intermediate products
-};
-
 // By default a product goes to ESC when it is small (fewer than esc_below intermediate products) and the hash
 // SpGEMM would leave most of the GPU waiting on a few heavy rows: when its rows are heavy on average (more than
-// esc_row_products products a row, as in a contraction's S·A), or when an eighth of its products or more lie in
-// hub rows that make fewer jobs than the GPU has multiprocessors (a giant cluster of a contraction). ESC spreads
-// the products evenly. Every other product takes the hash SpGEMM (README.md, "Measurements").
+// esc_row_products products a row, as in a contraction's S·A), or when one block's job on a hub row (all of the
+// hub's entries of A and its products in one tile of columns) is more than 1/esc_hub_share of all products (a
+// giant cluster of a contraction). ESC spreads the products evenly. Every other product takes the hash SpGEMM
+// (README.md, "Measurements").
 inline constexpr Offset esc_below = Offset(1) << 22;
 inline constexpr Offset esc_row_products = 200;
-inline bool esc_preferred(Offset products, Index rows, const HubWork& hubs, int multiprocessors) {
-    if (products >= esc_below) return false;
-    if (products > esc_row_products * Offset(rows)) return true;
-    return hubs.jobs < std::uint64_t(multiprocessors) && hubs.products >= products / 8;
+inline constexpr Offset esc_hub_share = 500;
+inline bool esc_preferred(Offset products, Index rows, Offset longest_hub_job) {
+    return products < esc_below &&
+           (products > esc_row_products * Offset(rows) || longest_hub_job * esc_hub_share > products);
 }
 
 }  // namespace hybla::cuda

@@ -69,11 +69,13 @@ __device__ inline Offset warp_row_products(Index i, const Offset* a_off, const C
 // group (its tables are sized by it), the cursor each group's rows are placed with, and the total of the rows'
 // products (symbolic) or entries (numeric).
 struct GroupStats {
-    unsigned long long counts[group_count], global_max, cursor[group_count], total, hub_products;
+    unsigned long long counts[group_count], global_max, cursor[group_count], total;
+    unsigned long long hub_work;  // the largest over hub rows of entries of A x tiles + products
 };
 
 struct GroupArgs {
     Index m, n;
+    std::uint64_t tiles;  // tiles of columns of a hub row
     bool lane_rows;  // products counted by a lane per row (short rows of A), else by a warp per row
     const Offset* a_off;
     const ColIndex* a_cols;  // with b_off: products counted here (products is written), when count_products
@@ -135,16 +137,20 @@ __device__ inline std::uint8_t classify_row(const GroupArgs& x, std::uint64_t i,
 // warp otherwise) and written.
 template <bool CountProducts>
 __global__ void group_kernel(GroupArgs x) {
-    __shared__ unsigned long long hist[group_count], sum, hub_sum;
+    __shared__ unsigned long long hist[group_count], sum;
     if (threadIdx.x < group_count) hist[threadIdx.x] = 0;
-    if (threadIdx.x == 0) sum = hub_sum = 0;
+    if (threadIdx.x == 0) sum = 0;
     if (blockIdx.x == 0 && threadIdx.x == 0) {  // the ends the exclusive sums read
         if (!x.nnz) x.row_nnz[x.m] = 0;
         if (CountProducts) x.products[x.m] = 0;
     }
     __syncthreads();
     const unsigned lane = threadIdx.x & 31;
-    unsigned long long mine = 0, hub = 0;  // this lane's part of the total and of the hub rows' products
+    unsigned long long mine = 0;  // this lane's part of the total
+    // A hub row's work in each of its tile jobs, times the tiles: every job walks all of its entries of A.
+    auto hub_work = [&](std::uint64_t i, Offset prod) {
+        atomicMax(&x.stats->hub_work, (unsigned long long)((x.a_off[i + 1] - x.a_off[i]) * x.tiles + prod));
+    };
     if (CountProducts && !x.lane_rows) {
         // A warp per row: rows of A too long for a lane each, or too few rows to keep lanes of their own busy.
         for (std::uint64_t i = thread_index() / 32; i < x.m; i += thread_count() / 32) {
@@ -156,7 +162,7 @@ __global__ void group_kernel(GroupArgs x) {
                 x.size[i] = s;
                 x.key[i] = std::uint8_t(g);
                 mine += prod;
-                if (g == tiled_group) hub += prod;
+                if (g == tiled_group) hub_work(i, prod);  // rare
                 if (g != no_group) atomicAdd(&hist[g], 1ull);
                 if (g == global_group) atomicMax(&x.stats->global_max, (unsigned long long)s);
             }
@@ -189,22 +195,17 @@ __global__ void group_kernel(GroupArgs x) {
             x.size[i] = s;
             x.key[i] = std::uint8_t(g);
             mine += x.nnz ? x.nnz[i] : prod;
-            if (g == tiled_group) hub += prod;
+            if (g == tiled_group && !x.nnz) hub_work(i, prod);  // rare
         }
         const unsigned peers = __match_any_sync(full_mask, g);
         if (g != no_group && lane == unsigned(__ffs(peers) - 1)) atomicAdd(&hist[g], (unsigned long long)__popc(peers));
         if (g == global_group) atomicMax(&x.stats->global_max, (unsigned long long)s);  // rare
     }
-    for (unsigned d = 16; d > 0; d >>= 1) {
-        mine += __shfl_xor_sync(full_mask, mine, d);
-        hub += __shfl_xor_sync(full_mask, hub, d);
-    }
+    for (unsigned d = 16; d > 0; d >>= 1) mine += __shfl_xor_sync(full_mask, mine, d);
     if (lane == 0 && mine) atomicAdd(&sum, mine);
-    if (lane == 0 && hub) atomicAdd(&hub_sum, hub);
     __syncthreads();
     if (threadIdx.x < group_count && hist[threadIdx.x]) atomicAdd(&x.stats->counts[threadIdx.x], hist[threadIdx.x]);
     if (threadIdx.x == 0 && sum) atomicAdd(&x.stats->total, sum);
-    if (threadIdx.x == 0 && hub_sum) atomicAdd(&x.stats->hub_products, hub_sum);
 }
 
 // The rows listed group by group (where each group starts: the counts before it). A block takes block_size
@@ -419,7 +420,7 @@ struct Grouping {
     std::array<unsigned long long, group_count> counts{}, start{};
     unsigned long long global_max = 0;  // the largest size in the global group
     unsigned long long total = 0;  // products (symbolic) or entries (numeric) of all rows
-    unsigned long long hub_products = 0;  // of the rows multiplied by tiles
+    unsigned long long hub_work = 0;  // GroupStats::hub_work
 };
 
 // Groups the rows (group_kernel, place_kernel) and brings the counts to the host: one wait for the stream.
@@ -451,7 +452,7 @@ Grouping group_rows(const GroupArgs& proto, bool count_products, const Context& 
     }
     out.global_max = host.global_max;
     out.total = host.total;
-    out.hub_products = host.hub_products;
+    out.hub_work = host.hub_work;
     return out;
 }
 
@@ -622,7 +623,7 @@ public:
         const bool tiling = !mask && b.rows * (tiles_ + 1) * sizeof(Offset) <= free_bytes / 8;
         // A lane counts a row's products where rows are many and short (road networks), a warp elsewhere.
         const bool lane_rows = m >= (Index(1) << 16) && a.nnz <= 8 * std::uint64_t(m);
-        gp_ = GroupArgs{m,       n,       lane_rows, a.off,         a.idx,    b.off,       products,
+        gp_ = GroupArgs{m,       n,       tiles_, lane_rows, a.off,         a.idx,    b.off,       products,
                         nullptr, x_.m_off, x_.complement, shared_groups_enabled<false, sizeof(NoValue)>(ctx.device()),
                         min_group, tiling ? tile_products() : 0};
         gp_.row_nnz = row_nnz_.data();
@@ -634,8 +635,9 @@ public:
         setup_ms_ += clock_.mark();
         return sym_.total;
     }
-    // After group(): the work of the hub rows, multiplied by tiles (a block per hub and tile).
-    HubWork hubs() const { return {sym_.counts[tiled_group] * tiles_, sym_.hub_products}; }
+    // After group(): the largest job of the hub rows (a block per hub and tile walks all the hub's entries of A
+    // and the products in its tile), in products.
+    Offset longest_hub_job() const { return sym_.hub_work / tiles_; }
 
     CsrResult<T> finish() {
         const Index m = a_.rows, n = b_.cols;
@@ -837,10 +839,9 @@ Matrix<T> multiply(const Matrix<T>& a, const Matrix<T>& b, const Sr& sr, const M
     {
         HashProduct<T, Sr> whole(ca, cb, sr, mask, products.data(), false, free_bytes, ctx);
         all = whole.group();
-        if (automatic && esc_preferred(all, m, whole.hubs(), multiprocessor_count(ctx.device()))) {
-            trace("cuda spgemm: %llu products, %llu rows, %llu in %llu hub jobs: expand-sort-compress",
-                  (unsigned long long)all, (unsigned long long)m, (unsigned long long)whole.hubs().products,
-                  (unsigned long long)whole.hubs().jobs);
+        if (automatic && esc_preferred(all, m, whole.longest_hub_job())) {
+            trace("cuda spgemm: %llu products, %llu rows, a hub job of %llu: expand-sort-compress",
+                  (unsigned long long)all, (unsigned long long)m, (unsigned long long)whole.longest_hub_job());
             return esc_spgemm(a, b, code, mask);
         }
         if (all <= budget) return as_matrix(whole.finish());
