@@ -416,34 +416,46 @@ unsigned tile_width() {
 // Rows listed by group, and where each group starts.
 struct Grouping {
     Array<Offset> size;
-    Array<std::uint32_t> rows;
+    Array<std::uint32_t> rows;      // filled by place_rows
+    Array<std::uint8_t> keys;       // each row's group
+    Array<GroupStats> stats;        // on the device
     std::array<unsigned long long, group_count> counts{}, start{};
     unsigned long long global_max = 0;  // the largest size in the global group
     unsigned long long total = 0;  // products (symbolic) or entries (numeric) of all rows
     unsigned long long hub_work = 0;  // GroupStats::hub_work
 };
 
-// Groups the rows (group_kernel, place_kernel) and brings the counts to the host: one wait for the stream.
-Grouping group_rows(const GroupArgs& proto, bool count_products, const Context& ctx) {
+// Blocks of the grouping kernels: at most a few per SM, as each block adds its counts to the same few words.
+unsigned grouping_blocks(std::uint64_t threads, const Context& ctx) {
+    return std::min<unsigned>(grid_for(threads), 8 * multiprocessor_count(ctx.device()));
+}
+
+// Lists the rows group by group (rows), after group_rows.
+void place_rows(Grouping& grp, const Context& ctx) {
+    const Index m = grp.size.size();
+    place_kernel<<<grouping_blocks(m, ctx), block_size, 0, stream_of(ctx)>>>(m, grp.keys.data(), grp.stats.data(),
+                                                                             grp.rows.data());
+    check_launch("SpGEMM: place kernel");
+}
+
+// Groups the rows (group_kernel) and brings the counts to the host: one wait for the stream. With place, the rows
+// are also listed by group (place_rows) while the host waits; otherwise the caller may do it later, or never.
+Grouping group_rows(const GroupArgs& proto, bool count_products, bool place, const Context& ctx) {
     const cudaStream_t stream = stream_of(ctx);
-    Grouping out{Array<Offset>(proto.m, ctx), Array<std::uint32_t>(proto.m, ctx)};
-    Array<std::uint8_t> keys(proto.m, ctx);
-    Array<GroupStats> stats(1, ctx);
-    check(cudaMemsetAsync(stats.data(), 0, sizeof(GroupStats), stream), "SpGEMM: memset");
+    Grouping out{Array<Offset>(proto.m, ctx), Array<std::uint32_t>(proto.m, ctx), Array<std::uint8_t>(proto.m, ctx),
+                 Array<GroupStats>(1, ctx)};
+    check(cudaMemsetAsync(out.stats.data(), 0, sizeof(GroupStats), stream), "SpGEMM: memset");
     GroupArgs x = proto;
     x.size = out.size.data();
-    x.key = keys.data();
-    x.stats = stats.data();
-    // At most a few blocks per SM: each block adds its counts to the same few words.
-    const unsigned blocks = std::min<unsigned>(grid_for(count_products && !proto.lane_rows ? proto.m * 32 : proto.m),
-                                               8 * multiprocessor_count(ctx.device()));
+    x.key = out.keys.data();
+    x.stats = out.stats.data();
+    const unsigned blocks = grouping_blocks(count_products && !proto.lane_rows ? proto.m * 32 : proto.m, ctx);
     if (count_products) group_kernel<true><<<blocks, block_size, 0, stream>>>(x);
     else group_kernel<false><<<blocks, block_size, 0, stream>>>(x);
     check_launch("SpGEMM: group kernel");
-    place_kernel<<<blocks, block_size, 0, stream>>>(proto.m, keys.data(), stats.data(), out.rows.data());
-    check_launch("SpGEMM: place kernel");
+    if (place) place_rows(out, ctx);
     GroupStats host;
-    cuda::copy(&host, stats.data(), sizeof host, CopyKind::device_to_host, ctx.stream());
+    cuda::copy(&host, out.stats.data(), sizeof host, CopyKind::device_to_host, ctx.stream());
     unsigned long long at = 0;
     for (unsigned g = 0; g < group_count; ++g) {
         out.counts[g] = host.counts[g];
@@ -629,9 +641,10 @@ public:
         gp_.row_nnz = row_nnz_.data();
     }
 
-    // Groups the rows for the symbolic phase; returns the product's intermediate products (all rows').
+    // Groups the rows for the symbolic phase; returns the product's intermediate products (all rows'). The rows
+    // are listed by group only in finish(): a product handed to ESC never needs it.
     Offset group() {
-        sym_ = group_rows(gp_, !products_given_, ctx_);
+        sym_ = group_rows(gp_, !products_given_, false, ctx_);
         setup_ms_ += clock_.mark();
         return sym_.total;
     }
@@ -647,6 +660,7 @@ public:
         RowArgs x = x_;
 
         // Symbolic phase: each row's distinct columns, grouped by an upper bound of them.
+        place_rows(sym_, ctx_);
         x.size = sym_.size.data();
         x.row_nnz = row_nnz_.data();
         Array<Offset> split_table(0, ctx_), job_nnz(0, ctx_);
@@ -694,7 +708,7 @@ public:
         GroupArgs gn = gp_;
         gn.nnz = row_nnz_.data();
         gn.shared_enabled = shared_groups_enabled<true, sizeof(T)>(ctx_.device());
-        Grouping grp = group_rows(gn, false, ctx_);
+        Grouping grp = group_rows(gn, false, true, ctx_);
         const Offset nnz = grp.total;
         setup_ms_ += clock_.mark();
         trace("cuda spgemm: hash %llu x %llu, symbolic rows per group %llu %llu %llu %llu %llu %llu (global) %llu "
@@ -791,7 +805,8 @@ private:
     GroupArgs gp_{};
     unsigned width_ = max_tile;
     std::uint64_t tiles_ = 1;
-    Grouping sym_{Array<Offset>(0, ctx_), Array<std::uint32_t>(0, ctx_)};
+    Grouping sym_{Array<Offset>(0, ctx_), Array<std::uint32_t>(0, ctx_), Array<std::uint8_t>(0, ctx_),
+                  Array<GroupStats>(0, ctx_)};
 };
 
 // out[i] = in[i] + base for i < n.
