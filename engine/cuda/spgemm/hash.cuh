@@ -271,6 +271,21 @@ __device__ __forceinline__ std::uint64_t group_sum(std::uint64_t v, std::uint64_
     return v;
 }
 
+// Product `at` of a ranged stream over N segments of B (ends: inclusive sums of their lengths, bstart: where
+// each starts in B): its position in B, and in seg the segment (the entry of A) it comes from.
+template <unsigned N>
+__device__ __forceinline__ Offset stream_position(const std::uint64_t* ends, const Offset* bstart, std::uint64_t at,
+                                                  unsigned& seg) {
+    unsigned lo = 0, hi = N - 1;  // the first segment that ends after `at`
+    while (lo < hi) {
+        const unsigned mid = (lo + hi) / 2;
+        if (ends[mid] > at) hi = mid;
+        else lo = mid + 1;
+    }
+    seg = lo;
+    return bstart[lo] + (at - (lo ? ends[lo - 1] : 0));
+}
+
 template <class T>
 __device__ __forceinline__ T read_volatile(const T* p) {
     return *reinterpret_cast<const volatile T*>(p);
@@ -348,13 +363,8 @@ __global__ void __launch_bounds__(tile_block) tile_rows_kernel(const RowArgs x, 
             const std::uint64_t total = ends[B - 1];
             // As in rows_kernel: each product's column and value are loaded one step ahead of their use.
             auto fetch = [&](std::uint64_t pos, std::uint32_t& j, T& bv, T& av) {
-                unsigned l = 0, r = B - 1;  // the first entry whose segment ends after pos
-                while (l < r) {
-                    const unsigned mid = (l + r) / 2;
-                    if (ends[mid] > pos) r = mid;
-                    else l = mid + 1;
-                }
-                const Offset q = bstart[l] + (pos - (l ? ends[l - 1] : 0));
+                unsigned l;
+                const Offset q = stream_position<B>(ends, bstart, pos, l);
                 j = x.b_cols[q] - lo;
                 if constexpr (Values) {
                     bv = b_vals[q];
@@ -634,13 +644,8 @@ __global__ void __launch_bounds__(BLOCK) rows_kernel(const RowArgs x, const Sr s
                 // Product `at` of the stream: its column and value are loaded one step ahead of their use, so
                 // that the loads are in flight while the previous step is folded.
                 auto fetch = [&](std::uint64_t at, std::uint32_t& j, T& bv, T& av) {
-                    unsigned lo = 0, hi = G - 1;  // the first entry whose range ends after `at`
-                    while (lo < hi) {
-                        const unsigned mid = (lo + hi) / 2;
-                        if (ends[mid] > at) hi = mid;
-                        else lo = mid + 1;
-                    }
-                    const Offset q = bstart[lo] + (at - (lo ? ends[lo - 1] : 0));
+                    unsigned lo;
+                    const Offset q = stream_position<G>(ends, bstart, at, lo);
                     j = x.b_cols[q];
                     if constexpr (Values) {
                         bv = b_vals[q];
