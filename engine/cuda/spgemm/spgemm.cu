@@ -614,7 +614,6 @@ public:
         : a_(a), b_(b), sr_(sr), ctx_(ctx), products_given_(products_given), clock_(stream_of(ctx)),
           row_nnz_(a.rows + 1, ctx), c_off_(a.rows + 1, ctx), scratch_(ctx) {
         const Index m = a.rows, n = b.cols;
-        const cudaStream_t stream = stream_of(ctx);
         const unsigned min_group = std::min(env_unsigned("HYBLA_SPGEMM_MIN_GROUP", 0), global_group);
         x_.a_off = a.off;
         x_.a_cols = a.idx;
@@ -627,8 +626,7 @@ public:
         x_.complement = mask && mask->complement;
         x_.ranged = env_unsigned("HYBLA_SPGEMM_RANGED", 1) != 0;
         x_.col_bits = unsigned(std::bit_width(std::uint64_t(n)));
-        x_.products = products;
-        // (row_nnz_ and products[m] are set by the symbolic grouping.)
+        x_.products = products;  // (products[m] and row_nnz_ are set by the symbolic grouping)
         // Unmasked hub rows go to tiles when B's split table fits an eighth of the free memory.
         width_ = tile_width();
         tiles_ = (n + width_ - 1) / width_;
