@@ -646,8 +646,9 @@ public:
         setup_ms_ += clock_.mark();
         return sym_.total;
     }
-    // After group(): the largest job of the hub rows (a block per hub and tile walks all the hub's entries of A
-    // and the products in its tile), in products.
+    // After group(): an estimate of the longest job of the hub rows (a block per hub and tile walks all of the
+    // hub's entries of A and its products in the tile), in products: the largest over hubs of their entries of A
+    // plus their products per tile on average.
     Offset longest_hub_job() const { return sym_.hub_work / tiles_; }
 
     CsrResult<T> finish() {
@@ -701,6 +702,9 @@ public:
             }
         }
         exclusive_sum(row_nnz_.data(), c_off_.data(), m + 1, scratch_, ctx_);
+        // Of the symbolic grouping only the hub rows' listing (tx.rows) is read from here on.
+        sym_.size = Array<Offset>(0, ctx_);
+        sym_.keys = Array<std::uint8_t>(0, ctx_);
 
         // Grouped again by each row's exact count; the total is nnz(C).
         GroupArgs gn = gp_;
@@ -849,15 +853,20 @@ Matrix<T> multiply(const Matrix<T>& a, const Matrix<T>& b, const Sr& sr, const M
     };
     Array<Offset> products(m + 1, ctx);
     Offset all;
+    bool esc = false;
     {
         HashProduct<T, Sr> whole(ca, cb, sr, mask, products.data(), false, free_bytes, ctx);
         all = whole.group();
-        if (automatic && esc_preferred(all, m, whole.longest_hub_job())) {
+        esc = automatic && esc_preferred(all, m, whole.longest_hub_job());
+        if (esc)
             trace("cuda spgemm: %llu products, %llu rows, a hub job of %llu: expand-sort-compress",
                   (unsigned long long)all, (unsigned long long)m, (unsigned long long)whole.longest_hub_job());
-            return esc_spgemm(a, b, code, mask);
-        }
-        if (all <= budget) return as_matrix(whole.finish());
+        else if (all <= budget)
+            return as_matrix(whole.finish());
+    }
+    if (esc) {  // the grouping's arrays are freed first
+        products = Array<Offset>(0, ctx);
+        return esc_spgemm(a, b, code, mask);
     }
     // Each row's first product: where the batches cut.
     std::vector<Offset> prefix(m + 1);
