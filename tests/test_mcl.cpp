@@ -166,7 +166,7 @@ std::string slurp(const fs::path& p) {
     return s.str();
 }
 
-// mxm_pruned with HYBLA_PRUNE_DENSE = path ("1": the GPU's dense-row path, "0": its sorted path; the CPU
+// mxm_pruned with HYBLA_PRUNE_DENSE = path ("1": the GPU's dense-row path, "0": its hash path; the CPU
 // backend ignores it).
 PruneStats pruned_on_path(Matrix<float>& c, const Matrix<float>& a, const Matrix<float>& b, const PruneRule& rule,
                           const char* path) {
@@ -296,9 +296,9 @@ TEST_CASE("mxm_pruned gives the same rows when the GPU takes them in many small 
     REF_REQUIRE_SAME(ref::to_dense(whole), brute_pruned(a, a, rule).c);
 }
 
-TEST_CASE("mxm_pruned gives the same rows on the GPU's dense-row path and its sorted path", "[mcl][prune]") {
+TEST_CASE("mxm_pruned gives the same rows on the GPU's dense-row path and its hash path", "[mcl][prune]") {
     // HYBLA_PRUNE_DENSE=1 sends every batch the CUDA backend can serve through the dense-row accumulator,
-    // =0 through the expand-sort-compress SpGEMM (the CPU backend ignores both). Column counts past one
+    // =0 through the hash SpGEMM with the pruning as its epilogue (the CPU backend ignores both). Column counts past one
     // accumulator tile (1024; 256 and 512 too) and a last partial tile, empty rows, many batches, skewed rows.
     ref::Gen g(31);
     PruneRule rule;
@@ -341,7 +341,7 @@ TEST_CASE("mxm_pruned gives the same rows on the GPU's dense-row path and its so
 
 TEST_CASE("mxm_pruned: the dense-row path with more row tiles than warps, and empty rows", "[mcl][prune]") {
     // 6000 rows x 2 tiles of 1024 columns: every GPU warp takes several (row, tile) jobs in turn, so the accumulator must be
-    // reset between them; every 7th row of A is empty. Compared with the sorted path (a brute force of this
+    // reset between them; every 7th row of A is empty. Compared with the hash path (a brute force of this
     // size would be slow on the CPU).
     ref::Gen g(37);
     PruneRule rule;
@@ -361,11 +361,47 @@ TEST_CASE("mxm_pruned: the dense-row path with more row tiles than warps, and em
     for (Index i = 0; i < 6000; i += 7) REQUIRE(host.row_degree(i) == 0);
 }
 
+TEST_CASE("mxm_pruned: windows of dense rows between stretches of sparse rows, each batch pruned as it is made",
+          "[mcl][prune]") {
+    // By default the GPU sends a window of rows through the dense-row accumulator when its products are at least
+    // a quarter of its rows x columns, and the rows between such windows through the hash SpGEMM, whose batches
+    // are pruned as its epilogue. HYBLA_PRUNE_BATCH=3000 makes windows of 10 rows here (3000 / 300 columns) and
+    // hash batches of at most 3000 products. Blocks of heavy rows (about 100 entries of A, 600 products) alternate
+    // with blocks of light ones (0 to 3 entries, at most 18 products), their edges inside windows too.
+    ref::Gen g(43);
+    PruneRule rule;
+    rule.cutoff = 0.01, rule.select = 8, rule.recover = 12, rule.pct = 0.7, rule.mcl_float_products = false;
+    const Index m = 203, k = 200, n = 300;
+    std::vector<Index> r, c;
+    std::vector<float> v;
+    for (Index i = 0; i < m; ++i) {
+        const bool heavy = (i / 37) % 2 == 0;
+        const int entries = heavy ? 100 : int(g.uniform(0, 3));
+        for (int e = 0; e < entries; ++e)
+            r.push_back(i), c.push_back(Index(g.uniform(0, k - 1))), v.push_back(float(g.uniform(1, 8)) / 16.0f);
+    }
+    const Matrix<float> a = Matrix<float>::from_tuples(m, k, r, c, v, plus_op{});
+    const Matrix<float> b = ref::random_weights(g, k, n, 0.02);
+    const RefPruned want = brute_pruned(a, b, rule);
+    for (const char* batch : {"", "3000"}) {
+        INFO("batch '" << batch << "'");
+        if (*batch) ::setenv("HYBLA_PRUNE_BATCH", batch, 1);
+        Matrix<float> out(m, n);
+        const PruneStats s = mxm_pruned(out, a, b, rule);
+        ::unsetenv("HYBLA_PRUNE_BATCH");
+        REF_REQUIRE_SAME(ref::to_dense(out), want.c);
+        CHECK(s.expanded == want.stats.expanded);
+        CHECK(s.kept == want.stats.kept);
+        CHECK(s.chaos == Approx(want.stats.chaos).margin(1e-12));
+        CHECK(s.min_mass == Approx(want.stats.min_mass).margin(1e-12));
+    }
+}
+
 TEST_CASE("mxm_pruned: the dense-row path keeps products that sum to zero, with and without negative values",
           "[mcl][prune]") {
     // With no sign bit set in A and B the GPU's dense-row accumulators mark absence by -0.0, so an explicit
     // zero product (+0) must still be an entry; with negative values (or -0.0) it keeps presence bytes, and
-    // sums that cancel to 0 are entries too. Each is compared with the sorted path and the CPU backend.
+    // sums that cancel to 0 are entries too. Each is compared with the hash path and the CPU backend.
     ref::Gen g(41);
     PruneRule rule;
     rule.cutoff = 0.01, rule.select = 9, rule.recover = 14, rule.pct = 0.8, rule.mcl_float_products = false;

@@ -1,6 +1,6 @@
 // Dense-accumulator SpGEMM for row batches whose product rows are nearly dense (Markov clustering's early
 // iterations: on git_web_ml the second square forms 154 G products into rows that are 83% full). Private to this
-// folder; pruned.cu uses it in place of the expand-sort-compress SpGEMM when a batch's products are at least a
+// folder; pruned.cu uses it in place of the hash SpGEMM when a window of rows has products at least a
 // quarter of its rows x columns, so no product is ever written to memory or sorted.
 //
 // C = A B (plus_times, products and sums in double, each sum stored in C's type), rows of A in one batch.
@@ -13,7 +13,7 @@
 // values interleaved, one load a product), its lanes adding a(i,k)*b(k,j) at distinct columns, k after k. So
 // every C(i,j) is summed in an order fixed by the data and the tile width (deterministic; no atomics, no
 // sort), though not always the order of A(i,:) that the CPU's Gustavson uses: a value may differ from the
-// CPU's in its last bit, as on the sorted path. Each job then writes its present columns, compacted in column
+// CPU's in its last bit, as on the hash path. Each job then writes its present columns, compacted in column
 // order, to its slot of a staging area (rows x ncols); a scan of the per-job counts and a gather give the CSR.
 // The split table costs nrows(B) x (ncols/tile + 1) x 4 bytes and the interleaved copy of B nvals(B) x 8 bytes
 // (float), so the path is offered for ncols <= kMaxCols and nvals(B) <= kMaxEntries only, when they fit.

@@ -1,17 +1,20 @@
 // mxm_pruned and inflate_rows (engine/prune.hpp) on the GPU.
 //
-// mxm_pruned: rows of A are taken in batches whose products fit a budget (a quarter of the free device memory,
-// or HYBLA_PRUNE_BATCH products when set: tests force many batches with it). Each batch is multiplied by the
-// SpGEMM of this folder in double (plus_times), its values rounded to T as mcl stores them (the dense-row path
-// rounds each sum as it stores it, so float batches move 8 bytes an entry, not 12), then pruned at once, so
-// only the pruned rows of earlier batches are kept: the unpruned square never exists whole. Pruning a batch:
-// per row, only the entries its rule can look at (all >= cutoff, and at least the `recover` largest: a level
-// below the cutoff found by counting, see level_kernel) are sorted (CUB segmented sort, descending), which on
-// dense rows is a few percent of the row; a warp per row reads the rule's threshold t off that sorted prefix
-// (every rule of engine/prune_rule.hpp is "keep the entries >= t"), and a second warp per row compacts the kept
-// entries in column order and rescales them by their sum. The sort takes whole rows in calls of fewer than 2^31
-// candidates and rows (engine/cuda/batching.hpp; HYBLA_PRUNE_SORT caps both lower, for the tests); a single row
-// of 2^31 candidates or more is refused with its number.
+// mxm_pruned: rows of A are taken in windows (dense_batch_rows); a window whose products are at least a quarter
+// of its rows x columns goes through the dense-row accumulator (dense_rows.cuh), and the rows between such
+// windows through the hash SpGEMM of this folder in double (plus_times), in batches of at most a budget of
+// products (a quarter of the free device memory at 60 bytes a product, or HYBLA_PRUNE_BATCH products when set:
+// tests force many batches with it), each batch pruned as the product's per-row epilogue (hash_spgemm_rows,
+// select.hpp) as soon as it is made. So only pruned rows are kept: the unpruned square never exists whole. Every
+// value is read as mcl stores it, rounded to T (the dense-row path rounds each sum as it stores it, so float
+// windows move 8 bytes an entry, not 12). Pruning a batch: per row, only the entries its rule can look at (all
+// >= cutoff, and at least the `recover` largest: a level below the cutoff found by counting, see level_kernel)
+// are sorted (CUB segmented sort, descending), which on dense rows is a few percent of the row; a warp per row
+// reads the rule's threshold t off that sorted prefix (every rule of engine/prune_rule.hpp is "keep the entries
+// >= t"), and a second warp per row compacts the kept entries in column order and rescales them by their sum.
+// The sort takes whole rows in calls of fewer than 2^31 candidates and rows (engine/cuda/batching.hpp;
+// HYBLA_PRUNE_SORT caps both lower, for the tests); a single row of 2^31 candidates or more is refused with its
+// number.
 // Differences from the CPU backend (documented in engine/prune_rule.hpp): products are formed in double
 // always, and sums are taken in a different order, so a value may differ in its last bit.
 #include <cub/device/device_segmented_sort.cuh>
@@ -30,6 +33,7 @@
 
 #include "engine/cuda/batching.hpp"
 #include "engine/cuda/spgemm/dense_rows.cuh"
+#include "engine/cuda/spgemm/select.hpp"
 #include "engine/cuda/structure/keys.cuh"
 #include "engine/matrix.hpp"
 #include "engine/memory.hpp"
@@ -100,8 +104,14 @@ __device__ inline int level_bucket(double x, double cutoff) {
     return j < kLevels ? int(j) : kLevels;
 }
 
-template <class T>
-__global__ void level_kernel(Index rows, const Offset* off, const T* ev, RowRule r, bool levels, double* sumsq,
+// A value of the expanded rows (V: as summed) as mcl stores it (T), read as a double.
+template <class T, class V>
+__device__ inline double stored(V v) {
+    return double(T(v));
+}
+
+template <class T, class V>
+__global__ void level_kernel(Index rows, const Offset* off, const V* ev, RowRule r, bool levels, double* sumsq,
                              double* level, Offset* cand) {
     __shared__ unsigned buckets[warps_per_block][kLevels][warp];
     const unsigned lane = threadIdx.x % warp, w = (threadIdx.x / warp) % warps_per_block;
@@ -114,7 +124,7 @@ __global__ void level_kernel(Index rows, const Offset* off, const T* ev, RowRule
         double sq = 0;
         bool nan = false;  // a NaN sorts apart from the values (CUB puts one with the sign bit last): whole row
         for (Offset p = b + lane; p < b + len; p += warp) {
-            const double x = double(ev[p]);
+            const double x = stored<T>(ev[p]);
             nan |= isnan(x);
             sq += x * x;
             if (levels) {
@@ -150,8 +160,8 @@ __global__ void level_kernel(Index rows, const Offset* off, const T* ev, RowRule
 }
 
 // The entries of each row that pass its level (as stored, T), in any order, at cand_off[i] (a warp per row).
-template <class T>
-__global__ void filter_kernel(Index rows, const Offset* off, const T* ev, const double* level,
+template <class T, class V>
+__global__ void filter_kernel(Index rows, const Offset* off, const V* ev, const double* level,
                               const Offset* cand_off, T* out) {
     const unsigned lane = threadIdx.x % warp;
     for (Index i = (blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x) / warp; i < rows;
@@ -163,7 +173,7 @@ __global__ void filter_kernel(Index rows, const Offset* off, const T* ev, const 
             T x{};
             bool keep = false;
             if (p < off[i + 1]) {
-                x = ev[p];
+                x = T(ev[p]);
                 keep = !(double(x) < bound);
             }
             const unsigned ballot = __ballot_sync(0xffffffffu, keep);
@@ -262,8 +272,8 @@ __global__ void threshold_kernel(Index rows, Index row0, Index ncols, const Offs
 
 // Writes the kept entries of each row in column order, divided by the kept mass (a warp per row; ballots
 // give each kept entry its position).
-template <class T>
-__global__ void compact_kernel(Index rows, Index row0, const Offset* off, const ColIndex* cols, const T* vals,
+template <class T, class V>
+__global__ void compact_kernel(Index rows, Index row0, const Offset* off, const ColIndex* cols, const V* vals,
                                const double* thr, const double* kept_mass, const std::uint8_t* mode,
                                const Offset* out_off, ColIndex* out_cols, T* out_vals) {
     const unsigned lane = threadIdx.x % warp;
@@ -284,7 +294,7 @@ __global__ void compact_kernel(Index rows, Index row0, const Offset* off, const 
             double x = 0;
             bool keep = false;
             if (p < off[i + 1]) {
-                x = double(vals[p]);
+                x = stored<T>(vals[p]);
                 keep = x >= t;
             }
             const unsigned ballot = __ballot_sync(0xffffffffu, keep);
@@ -408,6 +418,94 @@ Matrix<T> row_slice(const Matrix<T>& a, Index r0, Index r1, Offset b, Offset e) 
     return Matrix<T>::import_csr(r1 - r0, a.ncols(), std::move(off), std::move(cols), std::move(vals), false);
 }
 
+// With HYBLA_TRACE=1 each phase of mxm_pruned is timed (the stream is synchronised between phases, for the
+// trace only).
+class PhaseTimes {
+public:
+    explicit PhaseTimes(cudaStream_t s) : s_(s), on_(trace_enabled()) {
+        double before = 0;  // what was queued before the call
+        lap(before);
+    }
+    // Adds the time since the last lap to `into`.
+    void lap(double& into) {
+        if (!on_) return;
+        check(cudaStreamSynchronize(s_), "mxm_pruned (trace timing)");
+        const auto now = std::chrono::steady_clock::now();
+        into += std::chrono::duration<double>(now - t_).count() * 1e3;
+        t_ = now;
+    }
+    double expand = 0, round = 0, sort = 0, threshold = 0, compact = 0;  // ms; round: levels and candidates
+
+private:
+    cudaStream_t s_;
+    bool on_;
+    std::chrono::steady_clock::time_point t_ = std::chrono::steady_clock::now();
+};
+
+// Prunes rows [row0, row0 + e.nrows()) of the product, e: the unpruned rows, each value as summed (V); the rule
+// reads each as stored in T. Returns the kept rows (T) and adds what it saw to stats.
+template <class T, class V>
+Matrix<T> prune_rows(const Matrix<V>& e, Index row0, const RowRule& rr, bool levels, PruneStats& stats,
+                     PhaseTimes& times) {
+    const Context& ctx = e.context();
+    const cudaStream_t s = stream_of(ctx);
+    const Index rows = e.nrows(), n = e.ncols();
+    const Offset nnz = e.nvals();
+    times.lap(times.expand);
+    // Each row's candidates (the entries its rule can look at: level_kernel), as stored (T), sorted descending
+    // within the row. On dense rows they are a few percent of the row.
+    const Offset* eo = e.storage_offsets().data();
+    const V* ev = e.storage_values().data();
+    Array<double> sumsq(rows, ctx), level(rows, ctx);
+    Array<Offset> cand_off(rows + 1, ctx);
+    level_kernel<T, V><<<warp_blocks(rows), warps_per_block * warp, 0, s>>>(rows, eo, ev, rr, levels, sumsq.data(),
+                                                                          level.data(), cand_off.data());
+    check_launch("mxm_pruned (levels)");
+    keys::exclusive_scan(cand_off.data(), std::uint64_t(rows) + 1, ctx);  // the trailing slot becomes the total
+    Offset ncand = 0;
+    copy(&ncand, cand_off.data() + rows, sizeof ncand, CopyKind::device_to_host, ctx.stream());
+    Array<T> cand(ncand, ctx), sorted(ncand, ctx);
+    filter_kernel<T, V><<<warp_blocks(rows), warps_per_block * warp, 0, s>>>(rows, eo, ev, level.data(),
+                                                                           cand_off.data(), cand.data());
+    check_launch("mxm_pruned (candidates)");
+    times.lap(times.round);
+    if (ncand > 0) sort_candidates<T>(cand.data(), sorted.data(), cand_off.data(), rows, ncand, row0, ctx);
+    times.lap(times.sort);
+    Array<double> thr(rows, ctx), kept_mass(rows, ctx), chaos(rows, ctx), raw_mass(rows, ctx);
+    Array<Offset> kept(rows + 1, ctx);
+    Array<std::uint8_t> mode(rows, ctx);
+    threshold_kernel<T><<<warp_blocks(rows), warps_per_block * warp, 0, s>>>(
+        rows, row0, n, eo, cand_off.data(), sorted.data(), sumsq.data(), rr, thr.data(), kept_mass.data(),
+        kept.data(), chaos.data(), raw_mass.data(), mode.data());
+    check_launch("mxm_pruned (thresholds)");
+    // Statistics (small per-row arrays) on the host; the output offsets from the kept counts.
+    const Array<Offset> hk = kept.to(Context::cpu());
+    const Array<double> hc = chaos.to(Context::cpu()), hm = raw_mass.to(Context::cpu());
+    const Array<std::uint8_t> hmode = mode.to(Context::cpu());
+    Array<Offset> out_off_h(rows + 1);
+    Offset total = 0;
+    for (Index i = 0; i < rows; ++i) {
+        out_off_h[i] = total;
+        if (hmode[i] == 0) continue;
+        total += hk[i];
+        stats.chaos = std::max(stats.chaos, hc[i]);
+        stats.min_mass = std::min(stats.min_mass, hm[i]);
+    }
+    out_off_h[rows] = total;
+    stats.expanded += nnz;
+    stats.kept += total;
+    times.lap(times.threshold);
+    Array<Offset> out_off = out_off_h.to(ctx);
+    Array<ColIndex> out_cols(total, ctx);
+    Array<T> out_vals(total, ctx);
+    compact_kernel<T, V><<<warp_blocks(rows), warps_per_block * warp, 0, s>>>(
+        rows, row0, eo, e.storage_indices().data(), ev, thr.data(), kept_mass.data(), mode.data(), out_off.data(),
+        out_cols.data(), out_vals.data());
+    check_launch("mxm_pruned (compact)");
+    times.lap(times.compact);
+    return Matrix<T>::import_csr(rows, n, std::move(out_off), std::move(out_cols), std::move(out_vals), false);
+}
+
 }  // namespace
 
 template <class T>
@@ -431,20 +529,7 @@ Matrix<T> mxm_pruned(const Matrix<T>& a, const Matrix<T>& b, const PruneRule& ru
     const bool levels = rule.cutoff > 0 && std::isfinite(rule.cutoff) &&
                         std::bit_cast<unsigned long long>(rule.cutoff) >=
                             std::bit_cast<unsigned long long>(std::numeric_limits<double>::min()) + (kLevels - 1) * kLevelStep;
-
-    // With HYBLA_TRACE=1 each phase is timed (the stream is synchronised between phases, for the trace only).
-    const bool timing = trace_enabled();
-    double expand_s = 0, prune_s = 0, round_s = 0, sort_s = 0, threshold_s = 0;  // prune_s: the rest (compact)
-    // round_s: the levels and the candidates (each value rounded to T as stored)
-    auto lap = [&, t = std::chrono::steady_clock::now()](double& into) mutable {
-        if (!timing) return;
-        check(cudaStreamSynchronize(s), "mxm_pruned (trace timing)");
-        const auto now = std::chrono::steady_clock::now();
-        into += std::chrono::duration<double>(now - t).count();
-        t = now;
-    };
-    double ignored = 0;
-    lap(ignored);
+    PhaseTimes times(s);
     std::uint64_t products = 0;
     for (Index i = 0; i < m; ++i) products += hf[i];
 
@@ -457,126 +542,53 @@ Matrix<T> mxm_pruned(const Matrix<T>& a, const Matrix<T>& b, const PruneRule& ru
     const std::uint64_t dense_rows_max = dense_ok ? dense_batch_rows<T>(n, budget) : 0;
     std::optional<dense_rows::Split<T>> split;  // built when a batch first takes the dense-row path
     bool a_sign_free = false;                    // found with it
-    std::optional<Matrix<double>> bd;  // B in double for the sorted path, cast when a batch first takes it
-    std::size_t dense_batches = 0;
+    std::optional<Matrix<double>> bd;  // B in double for the hash path, cast when rows first take it
+    std::size_t batches = 0, dense_batches = 0;
 
     std::vector<Matrix<T>> parts;
-    for (Index r0 = 0; r0 < m;) {
-        Index r1 = r0;
+    // Rows [r0, r1) by the hash SpGEMM in double, each of its batches (at most `budget` products) pruned as the
+    // product's per-row epilogue, its values read as stored in T.
+    auto hash_rows = [&](Index r0, Index r1) {
+        if (r0 == r1) return;
+        const Matrix<double> ad = r0 == 0 && r1 == m ? cast<double, T>(a)
+                                                     : cast<double, T>(row_slice(a, r0, r1, a_off[r0], a_off[r1]));
+        if (!bd) bd = cast<double, T>(b);
+        const RowEpilogue<double, T> prune = [&](Index first, Matrix<double>&& e) {
+            ++batches;
+            return prune_rows<T, double>(e, r0 + first, rr, levels, stats, times);
+        };
+        parts.push_back(hash_spgemm_rows<double, T>(ad, *bd, budget, prune));
+    };
+    // Windows of dense_rows_max rows take the dense-row path when their products are at least a quarter of
+    // their rows x columns; the rows between them go to the hash SpGEMM together.
+    Index sparse_from = 0;
+    for (Index r0 = 0; dense_ok && r0 < m;) {
+        const Index r1 = Index(std::min<std::uint64_t>(m, r0 + dense_rows_max));
         std::uint64_t work = 0;
-        bool dense = false;
-        if (dense_ok) {
-            r1 = Index(std::min<std::uint64_t>(m, r0 + dense_rows_max));
-            for (Index i = r0; i < r1; ++i) work += hf[i];
-            dense = dense_mode == 1 || work >= std::uint64_t(r1 - r0) * n / 4;
-        }
-        if (!dense) {
-            r1 = r0;
-            work = 0;
-            while (r1 < m && (r1 == r0 || work + hf[r1] <= budget)) work += hf[r1++];
-        }
-        const Index rows = r1 - r0;
-        // The unpruned rows of this batch, summed in double and stored as T.
-        Matrix<T> e;
-        if (dense) {
+        for (Index i = r0; i < r1; ++i) work += hf[i];
+        if (dense_mode == 1 || work >= std::uint64_t(r1 - r0) * n / 4) {
+            hash_rows(sparse_from, r0);
             if (!split) {
                 split = dense_rows::split_table(b, tile);
                 a_sign_free = &a == &b ? split->sign_free : dense_rows::sign_free(a.storage_values().data(), a.nvals(), ctx);
             }
-            e = dense_rows::multiply<T>(a, r0, r1, b, *split, a_sign_free);
+            // The unpruned rows of this window, summed in double and stored as T.
+            const Matrix<T> e = dense_rows::multiply<T>(a, r0, r1, b, *split, a_sign_free);
+            parts.push_back(prune_rows<T, T>(e, r0, rr, levels, stats, times));
+            ++batches;
             ++dense_batches;
-        } else {
-            const Matrix<double> ab = cast<double, T>(row_slice(a, r0, r1, a_off[r0], a_off[r1]));
-            if (!bd) bd = cast<double, T>(b);
-            Matrix<double> ed = spgemm<double>(ab, *bd, SemiringCode{MonoidOp::plus, BinaryOp::times}, nullptr);
-            if constexpr (std::is_same_v<T, double>) e = std::move(ed);
-            else e = cast<T, double>(ed);
+            sparse_from = r1;
         }
-        const Offset nnz = e.nvals();
-        lap(expand_s);
-        // Each row's candidates (the entries its rule can look at: level_kernel), as stored (T), sorted
-        // descending within the row. On dense rows they are a few percent of the row.
-        const Offset* eo = e.storage_offsets().data();
-        const T* ev = e.storage_values().data();
-        Array<double> sumsq(rows, ctx), level(rows, ctx);
-        Array<Offset> cand_off(rows + 1, ctx);
-        level_kernel<T><<<warp_blocks(rows), warps_per_block * warp, 0, s>>>(rows, eo, ev, rr, levels, sumsq.data(),
-                                                                           level.data(), cand_off.data());
-        check_launch("mxm_pruned (levels)");
-        keys::exclusive_scan(cand_off.data(), std::uint64_t(rows) + 1, ctx);  // the trailing slot becomes the total
-        Offset ncand = 0;
-        copy(&ncand, cand_off.data() + rows, sizeof ncand, CopyKind::device_to_host, ctx.stream());
-        Array<T> cand(ncand, ctx), sorted(ncand, ctx);
-        filter_kernel<T><<<warp_blocks(rows), warps_per_block * warp, 0, s>>>(rows, eo, ev, level.data(), cand_off.data(),
-                                                                            cand.data());
-        check_launch("mxm_pruned (candidates)");
-        lap(round_s);
-        if (ncand > 0) sort_candidates<T>(cand.data(), sorted.data(), cand_off.data(), rows, ncand, r0, ctx);
-        lap(sort_s);
-        Array<double> thr(rows, ctx), kept_mass(rows, ctx), chaos(rows, ctx), raw_mass(rows, ctx);
-        Array<Offset> kept(rows + 1, ctx);
-        Array<std::uint8_t> mode(rows, ctx);
-        threshold_kernel<T><<<warp_blocks(rows), warps_per_block * warp, 0, s>>>(
-            rows, r0, n, eo, cand_off.data(), sorted.data(), sumsq.data(), rr, thr.data(), kept_mass.data(), kept.data(),
-            chaos.data(), raw_mass.data(), mode.data());
-        check_launch("mxm_pruned (thresholds)");
-        // Statistics (small per-row arrays) on the host; the output offsets from the kept counts.
-        const Array<Offset> hk = kept.to(Context::cpu());
-        const Array<double> hc = chaos.to(Context::cpu()), hm = raw_mass.to(Context::cpu());
-        const Array<std::uint8_t> hmode = mode.to(Context::cpu());
-        Array<Offset> out_off_h(rows + 1);
-        Offset total = 0;
-        for (Index i = 0; i < rows; ++i) {
-            out_off_h[i] = total;
-            if (hmode[i] == 0) continue;
-            total += hk[i];
-            stats.chaos = std::max(stats.chaos, hc[i]);
-            stats.min_mass = std::min(stats.min_mass, hm[i]);
-        }
-        out_off_h[rows] = total;
-        stats.expanded += nnz;
-        stats.kept += total;
-        lap(threshold_s);
-        Array<Offset> out_off = out_off_h.to(ctx);
-        Array<ColIndex> out_cols(total, ctx);
-        Array<T> out_vals(total, ctx);
-        compact_kernel<T><<<warp_blocks(rows), warps_per_block * warp, 0, s>>>(
-            rows, r0, e.storage_offsets().data(), e.storage_indices().data(), e.storage_values().data(), thr.data(),
-            kept_mass.data(), mode.data(), out_off.data(), out_cols.data(), out_vals.data());
-        check_launch("mxm_pruned (compact)");
-        parts.push_back(Matrix<T>::import_csr(rows, n, std::move(out_off), std::move(out_cols), std::move(out_vals), false));
-        lap(prune_s);
         r0 = r1;
     }
+    hash_rows(sparse_from, m);
     trace("mxm_pruned (GPU): %llu products, %llu entries expanded, %llu kept, %zu batch%s (%zu on dense rows); expand "
           "%.1f ms, prune %.1f ms (candidates %.1f, sort %.1f, threshold %.1f, compact %.1f)",
-          (unsigned long long)products, (unsigned long long)stats.expanded, (unsigned long long)stats.kept, parts.size(),
-          parts.size() == 1 ? "" : "es", dense_batches, expand_s * 1e3,
-          (round_s + sort_s + threshold_s + prune_s) * 1e3, round_s * 1e3, sort_s * 1e3, threshold_s * 1e3, prune_s * 1e3);
-    if (parts.size() == 1) return std::move(parts[0]);
-    // Stack the batches.
-    Offset total = 0;
-    for (const auto& p : parts) total += p.nvals();
-    Array<Offset> off(m + 1, ctx);
-    Array<ColIndex> cols(total, ctx);
-    Array<T> vals(total, ctx);
-    Index row = 0;
-    Offset at = 0;
-    for (const auto& p : parts) {
-        const Offset* src = p.storage_offsets().data();
-        Offset* dst = off.data() + row;
-        const Offset base = at;
-        keys::for_each(p.nrows(), ctx, "mxm_pruned (stack)", [=] __device__(std::uint64_t i) { dst[i] = src[i] + base; });
-        cols.copy_from(p.storage_indices().data(), ctx, p.nvals(), at);
-        vals.copy_from(p.storage_values().data(), ctx, p.nvals(), at);
-        row += p.nrows();
-        at += p.nvals();
-    }
-    {
-        Offset* last = off.data() + m;
-        keys::for_each(1, ctx, "mxm_pruned (stack)", [=] __device__(std::uint64_t) { *last = total; });
-    }
-    return Matrix<T>::import_csr(m, n, std::move(off), std::move(cols), std::move(vals), false);
+          (unsigned long long)products, (unsigned long long)stats.expanded, (unsigned long long)stats.kept, batches,
+          batches == 1 ? "" : "es", dense_batches, times.expand, times.round + times.sort + times.threshold + times.compact,
+          times.round, times.sort, times.threshold, times.compact);
+    if (parts.empty()) return Matrix<T>(m, n, ctx);
+    return stack_rows(parts, n, ctx);
 }
 
 template <class T>

@@ -829,27 +829,34 @@ std::uint64_t batch_products(std::size_t free_bytes) {
     return std::max<std::uint64_t>(std::uint64_t(1) << 20, free_bytes / 3 / (2 * (sizeof(ColIndex) + sizeof(T))));
 }
 
-// C = A ⊕.⊗ B in batches of rows whose products fit the memory (one batch when all do); the batches' results
-// are joined at the end. With `automatic`, a product that esc_preferred (select.hpp) finds small with heavy
-// rows goes to ESC. The grouping of all rows for the symbolic phase also counts the products, so that one wait
-// for the GPU decides between ESC, one batch and several.
-template <class T, class Sr>
-Matrix<T> multiply(const Matrix<T>& a, const Matrix<T>& b, const Sr& sr, const MaskPattern* mask, SemiringCode code,
-                   bool automatic) {
+// C = A ⊕.⊗ B in batches of rows whose products fit the memory (one batch when all do, at most budget_cap
+// products a batch when it is not 0); the batches' results are joined at the end, each passed first through
+// the epilogue when there is one. With `automatic`, a product that esc_preferred (select.hpp) finds small with
+// heavy rows goes to ESC. The grouping of all rows for the symbolic phase also counts the products, so that one
+// wait for the GPU decides between ESC, one batch and several.
+template <class T, class Sr, class U = T>
+Matrix<U> multiply(const Matrix<T>& a, const Matrix<T>& b, const Sr& sr, const MaskPattern* mask, SemiringCode code,
+                   bool automatic, const RowEpilogue<T, U>* epilogue = nullptr, std::uint64_t budget_cap = 0) {
     const Context& ctx = a.context();
     const Index m = a.nrows(), n = b.ncols();
     if (m >= empty_key || n >= empty_key)
         throw InvalidValue("SpGEMM on the GPU: the product is " + std::to_string(m) + " x " + std::to_string(n) +
                            "; rows and columns must number fewer than 2^32 - 1");
-    if (m == 0 || n == 0 || a.nvals() == 0 || b.nvals() == 0) return Matrix<T>(m, n, ctx);
+    // A batch of rows [r0, r0 + rows.nrows()) as it is stored: through the epilogue when there is one.
+    auto store = [&](Index r0, Matrix<T>&& rows) -> Matrix<U> {
+        if (epilogue) return (*epilogue)(r0, std::move(rows));
+        if constexpr (std::is_same_v<T, U>) return std::move(rows);
+        else throw InvalidValue("SpGEMM: a product of another type needs an epilogue");
+    };
+    if (m == 0 || n == 0 || a.nvals() == 0 || b.nvals() == 0) return store(0, Matrix<T>(m, n, ctx));
     check(cudaSetDevice(ctx.device()), "cudaSetDevice");
-    const cudaStream_t stream = stream_of(ctx);
     const Csr<T> ca = csr_of(a), cb = csr_of(b);
     const std::size_t free_bytes = available_device_bytes(ctx.device());
-    const std::uint64_t budget = batch_products<T>(free_bytes);
-    auto as_matrix = [&](CsrResult<T>&& r) {
-        if (r.nnz == 0) return Matrix<T>(m, n, ctx);
-        return Matrix<T>::import_csr(m, n, std::move(r.off), std::move(r.cols), std::move(r.vals), false);
+    std::uint64_t budget = batch_products<T>(free_bytes);
+    if (budget_cap) budget = std::min(budget, budget_cap);
+    auto as_matrix = [&](Index rows, CsrResult<T>&& r) {
+        if (r.nnz == 0) return Matrix<T>(rows, n, ctx);
+        return Matrix<T>::import_csr(rows, n, std::move(r.off), std::move(r.cols), std::move(r.vals), false);
     };
     Array<Offset> products(m + 1, ctx);
     Offset all;
@@ -862,11 +869,11 @@ Matrix<T> multiply(const Matrix<T>& a, const Matrix<T>& b, const Sr& sr, const M
             trace("cuda spgemm: %llu products, %llu rows, a hub job of %llu: expand-sort-compress",
                   (unsigned long long)all, (unsigned long long)m, (unsigned long long)whole.longest_hub_job());
         else if (all <= budget)
-            return as_matrix(whole.finish());
+            return store(0, as_matrix(m, whole.finish()));
     }
     if (esc) {  // the grouping's arrays are freed first
         products = Array<Offset>(0, ctx);
-        return esc_spgemm(a, b, code, mask);
+        return store(0, esc_spgemm(a, b, code, mask));
     }
     // Each row's first product: where the batches cut.
     std::vector<Offset> prefix(m + 1);
@@ -881,8 +888,7 @@ Matrix<T> multiply(const Matrix<T>& a, const Matrix<T>& b, const Sr& sr, const M
     const std::vector<RowRange> batches =
         row_batches(prefix, std::max<std::uint64_t>(budget, biggest), empty_key - 1, "SpGEMM");
     trace("cuda spgemm: %zu batches of rows", batches.size());
-    std::vector<CsrResult<T>> parts;
-    Offset total = 0;
+    std::vector<Matrix<U>> parts;
     for (const RowRange& r : batches) {
         Offset ends[2];
         cuda::copy(&ends[0], ca.off + r.begin, sizeof(Offset), CopyKind::device_to_host, ctx.stream());
@@ -893,39 +899,9 @@ Matrix<T> multiply(const Matrix<T>& a, const Matrix<T>& b, const Sr& sr, const M
         HashProduct<T, Sr> part(slice, cb, sr, mask ? &mslice : nullptr, products.data() + r.begin, true,
                                 available_device_bytes(ctx.device()), ctx);
         part.group();
-        parts.push_back(part.finish());
-        total += parts.back().nnz;
+        parts.push_back(store(r.begin, as_matrix(r.end - r.begin, part.finish())));
     }
-    if (total == 0) return Matrix<T>(m, n, ctx);
-    Array<Offset> c_off(m + 1, ctx);
-    Array<ColIndex> c_cols(total, ctx);
-    Array<T> c_vals(total, ctx);
-    Offset at = 0;
-    for (std::size_t k = 0; k < batches.size(); ++k) {
-        const RowRange& r = batches[k];
-        CsrResult<T>& p = parts[k];
-        const Index rows = r.end - r.begin;
-        if (p.nnz == 0) {
-            check(cudaMemsetAsync(c_off.data() + r.begin, 0, rows * sizeof(Offset), stream), "SpGEMM: memset");
-            shift_offsets_kernel<<<grid_for(rows), block_size, 0, stream>>>(rows, c_off.data() + r.begin, at,
-                                                                            c_off.data() + r.begin);
-        } else {
-            shift_offsets_kernel<<<grid_for(rows), block_size, 0, stream>>>(rows, p.off.data(), at,
-                                                                            c_off.data() + r.begin);
-            check(cudaMemcpyAsync(c_cols.data() + at, p.cols.data(), p.nnz * sizeof(ColIndex),
-                                  cudaMemcpyDeviceToDevice, stream),
-                  "SpGEMM: joining batches");
-            check(cudaMemcpyAsync(c_vals.data() + at, p.vals.data(), p.nnz * sizeof(T), cudaMemcpyDeviceToDevice,
-                                  stream),
-                  "SpGEMM: joining batches");
-        }
-        check_launch("SpGEMM: shift offsets kernel");
-        at += p.nnz;
-        p = CsrResult<T>{0, Array<Offset>(0, ctx), Array<ColIndex>(0, ctx), Array<T>(0, ctx)};
-    }
-    check(cudaMemcpyAsync(c_off.data() + m, &at, sizeof(Offset), cudaMemcpyHostToDevice, stream), "SpGEMM: copy");
-    check(cudaStreamSynchronize(stream), "SpGEMM: joining batches");
-    return Matrix<T>::import_csr(m, n, std::move(c_off), std::move(c_cols), std::move(c_vals), false);
+    return stack_rows(parts, n, ctx);
 }
 
 }  // namespace
@@ -941,6 +917,49 @@ Matrix<T> hash_spgemm(const Matrix<T>& a, const Matrix<T>& b, SemiringCode sr, c
     return hash::multiply(a, b, RuntimeSemiring{sr}, mask, sr, automatic);
 }
 
+template <class T, class U>
+Matrix<U> hash_spgemm_rows(const Matrix<T>& a, const Matrix<T>& b, std::uint64_t budget,
+                           const RowEpilogue<T, U>& epilogue) {
+    const SemiringCode code{MonoidOp::plus, BinaryOp::times};
+    if constexpr (std::is_floating_point_v<T>)
+        return hash::multiply(a, b, PlusTimes{}, nullptr, code, false, &epilogue, budget);
+    else
+        return hash::multiply(a, b, RuntimeSemiring{code}, nullptr, code, false, &epilogue, budget);
+}
+
+template <class T>
+Matrix<T> stack_rows(std::vector<Matrix<T>>& parts, Index ncols, const Context& ctx) {
+    if (parts.size() == 1) return std::move(parts[0]);
+    Index m = 0;
+    Offset total = 0;
+    for (const Matrix<T>& p : parts) {
+        m += p.nrows();
+        total += p.nvals();
+    }
+    if (total == 0) return Matrix<T>(m, ncols, ctx);
+    const cudaStream_t stream = hash::stream_of(ctx);
+    Array<Offset> c_off(m + 1, ctx);
+    Array<ColIndex> c_cols(total, ctx);
+    Array<T> c_vals(total, ctx);
+    Index row = 0;
+    Offset at = 0;
+    for (Matrix<T>& p : parts) {
+        const Index rows = p.nrows();
+        hash::shift_offsets_kernel<<<hash::grid_for(rows), hash::block_size, 0, stream>>>(
+            rows, p.storage_offsets().data(), at, c_off.data() + row);
+        hash::check_launch("SpGEMM: shift offsets kernel");
+        c_cols.copy_from(p.storage_indices().data(), ctx, p.nvals(), at);
+        c_vals.copy_from(p.storage_values().data(), ctx, p.nvals(), at);
+        row += rows;
+        at += p.nvals();
+        p = Matrix<T>(0, ncols, ctx);  // freed (in stream order)
+    }
+    hash::check(cudaMemcpyAsync(c_off.data() + m, &at, sizeof(Offset), cudaMemcpyHostToDevice, stream),
+                "SpGEMM: copy");
+    hash::check(cudaStreamSynchronize(stream), "SpGEMM: joining batches");
+    return Matrix<T>::import_csr(m, ncols, std::move(c_off), std::move(c_cols), std::move(c_vals), false);
+}
+
 template <class T>
 Matrix<T> spgemm(const Matrix<T>& a, const Matrix<T>& b, SemiringCode sr, const MaskPattern* mask) {
     switch (spgemm_choice()) {
@@ -951,8 +970,14 @@ Matrix<T> spgemm(const Matrix<T>& a, const Matrix<T>& b, SemiringCode sr, const 
 }
 
 #define HYBLA_SPGEMM_INSTANTIATE(T)                                                                          \
-    template Matrix<T> spgemm<T>(const Matrix<T>&, const Matrix<T>&, SemiringCode, const MaskPattern*);
+    template Matrix<T> spgemm<T>(const Matrix<T>&, const Matrix<T>&, SemiringCode, const MaskPattern*); \
+    template Matrix<T> stack_rows<T>(std::vector<Matrix<T>>&, Index, const Context&);
 HYBLA_CUDA_VALUE_TYPES(HYBLA_SPGEMM_INSTANTIATE)
 #undef HYBLA_SPGEMM_INSTANTIATE
+// What mxm_pruned uses (pruned.cu): products in double, rows stored in float or double.
+template Matrix<float> hash_spgemm_rows<double, float>(const Matrix<double>&, const Matrix<double>&, std::uint64_t,
+                                                       const RowEpilogue<double, float>&);
+template Matrix<double> hash_spgemm_rows<double, double>(const Matrix<double>&, const Matrix<double>&, std::uint64_t,
+                                                         const RowEpilogue<double, double>&);
 
 }  // namespace hybla::cuda
