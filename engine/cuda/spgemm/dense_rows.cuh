@@ -30,10 +30,10 @@ namespace hybla::cuda::dense_rows {
 
 constexpr unsigned kDefaultTile = 1024;   // columns a warp accumulates (see slots and shared_bytes)
 constexpr unsigned kWarps = 8;            // warps per block
+constexpr unsigned kGroup = 8;            // k's whose loads a warp issues together
+static_assert(32 % kGroup == 0, "a group of k's must not straddle two 32-entry chunks of A(i,:)");
 constexpr unsigned kMinBlocks = 4;        // blocks per SM the registers must allow (64 per thread; at tile 1024
                                           // shared memory allows 3)
-constexpr unsigned kGroup = 4;            // k's whose loads a warp issues together
-static_assert(32 % kGroup == 0, "a group of k's must not straddle two 32-entry chunks of A(i,:)");
 constexpr Index kMaxCols = Index(1) << 17;  // split table <= 131072 x 129 x 4 B = 68 MB at the default tile
 // Split positions are absolute 32-bit positions in B's arrays.
 constexpr Offset kMaxEntries = (Offset(1) << 32) - 1;
@@ -125,8 +125,14 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks)
     }
     __syncwarp();
     const std::uint64_t jobs = std::uint64_t(rows) * tiles;
-    for (std::uint64_t job = (blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x) / 32; job < jobs;
-         job += std::uint64_t(gridDim.x) * blockDim.x / 32) {
+    // Jobs are handed out in order by a counter (counts[jobs], zero at the launch): a warp that finishes takes
+    // the next one, so the warps end together however uneven the jobs.
+    auto next_job = [&] {
+        unsigned long long j = 0;
+        if (lane == 0) j = atomicAdd(reinterpret_cast<unsigned long long*>(counts + jobs), 1ull);
+        return std::uint64_t(__shfl_sync(0xffffffffu, j, 0));
+    };
+    for (std::uint64_t job = next_job(); job < jobs; job = next_job()) {
         // Tile-major: the warps running at one time share a tile, so the part of B they read (B's columns
         // in that tile, about nnz(B) / tiles entries) can stay in L2.
         const Index i = Index(job % rows);
@@ -291,6 +297,7 @@ Matrix<TC> multiply(const Matrix<TA>& a, Index r0, Index r1, const Matrix<TB>& b
     int sms = 0;
     keys::check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx.device()), "cudaDeviceGetAttribute");
     const std::uint64_t job_blocks = (jobs + kWarps - 1) / kWarps;
+    keys::check(cudaMemsetAsync(counts.data() + jobs, 0, sizeof(Offset), s), "mxm_pruned (dense rows: memset)");
     auto launch = [&](auto kernel, std::size_t smem) {
         keys::check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
                     "cudaFuncSetAttribute (dense rows)");

@@ -304,6 +304,7 @@ struct TileArgs {
     const Offset* split = nullptr;
     Offset* job_nnz = nullptr;        // symbolic: per job
     const Offset* job_off = nullptr;  // numeric: exclusive sum of job_nnz
+    unsigned long long* next_job = nullptr;  // the next job to hand out (0 at the launch)
 };
 
 template <bool Values, std::size_t VSIZE>
@@ -333,7 +334,16 @@ __global__ void __launch_bounds__(tile_block) tile_rows_kernel(const RowArgs x, 
     const T* const a_vals = static_cast<const T*>(x.a_vals);
     const T* const b_vals = static_cast<const T*>(x.b_vals);
 
-    for (std::uint64_t job = blockIdx.x; job < t.jobs; job += gridDim.x) {
+    // Jobs are handed out in order by a counter: a block that finishes takes the next one, so the blocks end
+    // together however uneven the jobs (hubs differ widely).
+    __shared__ std::uint64_t taken;
+    auto next_job = [&] {
+        __syncthreads();  // every thread has read the last job
+        if (tid == 0) taken = atomicAdd(t.next_job, 1ull);
+        __syncthreads();
+        return taken;
+    };
+    for (std::uint64_t job = next_job(); job < t.jobs; job = next_job()) {
         const std::uint64_t h = job / t.tiles;
         const unsigned tile = unsigned(job % t.tiles);
         const std::uint32_t row = t.rows[h];

@@ -663,6 +663,7 @@ public:
         x.size = sym_.size.data();
         x.row_nnz = row_nnz_.data();
         Array<Offset> split_table(0, ctx_), job_nnz(0, ctx_);
+        Array<unsigned long long> job_counters(0, ctx_);  // the tile kernels' next job, one per phase
         TileArgs tx;
         tx.tiles = unsigned(tiles_);
         tx.width = width_;
@@ -695,8 +696,11 @@ public:
                 check_launch("SpGEMM: split kernel");
                 job_nnz = Array<Offset>(tx.jobs + 1, ctx_);
                 check(cudaMemsetAsync(job_nnz.data() + tx.jobs, 0, sizeof(Offset), stream), "SpGEMM: memset");
+                job_counters = Array<unsigned long long>(2, ctx_);
+                check(cudaMemsetAsync(job_counters.data(), 0, 2 * sizeof(unsigned long long), stream), "SpGEMM: memset");
                 tx.split = split_table.data();
                 tx.job_nnz = job_nnz.data();
+                tx.next_job = job_counters.data();
                 launch_tiles<NoValue, NoValues, false>(x, tx, NoValues{}, ctx_);
                 sym_ms[tiled_group] = clock_.mark();
             }
@@ -768,6 +772,7 @@ public:
             Array<Offset> job_off(tx.jobs + 1, ctx_);
             exclusive_sum(job_nnz.data(), job_off.data(), tx.jobs + 1, scratch_, ctx_);
             tx.job_off = job_off.data();
+            tx.next_job = job_counters.data() + 1;
             launch_tiles<T, Sr, true>(x, tx, sr_, ctx_);
             num_ms[tiled_group] = clock_.mark();
         }
