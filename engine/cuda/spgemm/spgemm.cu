@@ -385,14 +385,14 @@ __global__ void split_kernel(Index rows, const Offset* b_off, const ColIndex* b_
 }
 
 template <class T, class Sr, bool Values>
-void launch_tiles(const RowArgs& x, const TileArgs& t, const Sr& sr, const Context& ctx) {
+void launch_tiles(const RowArgs& x, const TileArgs& t, const Sr& sr, int device, cudaStream_t stream) {
     constexpr std::size_t bytes = tile_bytes<Values, sizeof(T)>();
     auto kernel = tile_rows_kernel<T, Sr, Values>;
     if (bytes > 48 * 1024)
         check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)),
               "SpGEMM: cudaFuncSetAttribute");
-    const std::uint64_t blocks = std::min<std::uint64_t>(t.jobs, 8 * std::uint64_t(multiprocessor_count(ctx.device())));
-    kernel<<<unsigned(blocks), tile_block, bytes, stream_of(ctx)>>>(x, t, sr);
+    const std::uint64_t blocks = std::min<std::uint64_t>(t.jobs, 8 * std::uint64_t(multiprocessor_count(device)));
+    kernel<<<unsigned(blocks), tile_block, bytes, stream>>>(x, t, sr);
     check_launch(Values ? "SpGEMM: numeric tile kernel" : "SpGEMM: symbolic tile kernel");
 }
 
@@ -559,6 +559,77 @@ void sort_rows(const std::uint32_t* rows, std::uint64_t nrows, const Offset* row
 }
 
 // HYBLA_TRACE: milliseconds since the last mark, the stream waited for (tracing only).
+// The launches of one phase side by side. Each group's launch (and the hub tiles') writes rows no other launch
+// writes, so they need not wait for one another: the first goes on the call's stream, the others on side
+// streams that wait for what the call's stream had queued before them, and join() makes the call's stream wait
+// for them all. Anything a side stream reads or writes must be allocated before the fork and freed after the
+// join (the memory is stream-ordered on the call's stream). Off (every launch on the call's stream) when the
+// trace times each launch. The side streams and events are kept per host thread and device.
+class Fork {
+public:
+    static constexpr unsigned side_count = group_count - 1;
+    Fork(cudaStream_t main, int device, bool on) : main_(main), device_(device), on_(on) {}
+    Fork(const Fork&) = delete;
+    Fork& operator=(const Fork&) = delete;
+    ~Fork() {
+        if (used_) join_streams();  // (after an exception: the call's frees must still follow the launches)
+    }
+    // The stream for the next launch.
+    cudaStream_t next() {
+        if (!on_ || launches_ == 0) {
+            if (on_) check(cudaEventRecord(sides().forked, main_), "SpGEMM: cudaEventRecord");
+            ++launches_;
+            return main_;
+        }
+        Sides& sd = sides();
+        const unsigned k = (launches_++ - 1) % side_count;
+        if (!(used_ & (1u << k))) {
+            check(cudaStreamWaitEvent(sd.stream[k], sd.forked, 0), "SpGEMM: cudaStreamWaitEvent");
+            used_ |= 1u << k;
+        }
+        return sd.stream[k];
+    }
+    void join() {
+        join_streams();
+        launches_ = 0;
+    }
+
+private:
+    struct Sides {
+        std::array<cudaStream_t, side_count> stream{};
+        std::array<cudaEvent_t, side_count> done{};
+        cudaEvent_t forked = nullptr;
+    };
+    Sides& sides() {
+        thread_local std::vector<Sides> per_device;
+        if (per_device.size() <= std::size_t(device_)) per_device.resize(device_ + 1);
+        Sides& sd = per_device[device_];
+        if (!sd.forked) {
+            for (unsigned k = 0; k < side_count; ++k) {
+                check(cudaStreamCreateWithFlags(&sd.stream[k], cudaStreamNonBlocking), "SpGEMM: cudaStreamCreate");
+                check(cudaEventCreateWithFlags(&sd.done[k], cudaEventDisableTiming), "SpGEMM: cudaEventCreate");
+            }
+            check(cudaEventCreateWithFlags(&sd.forked, cudaEventDisableTiming), "SpGEMM: cudaEventCreate");
+        }
+        return sd;
+    }
+    void join_streams() {
+        Sides& sd = sides();
+        for (unsigned k = 0; k < side_count; ++k)
+            if (used_ & (1u << k)) {
+                cudaEventRecord(sd.done[k], sd.stream[k]);
+                cudaStreamWaitEvent(main_, sd.done[k], 0);
+            }
+        used_ = 0;
+        check(cudaGetLastError(), "SpGEMM: joining the side streams");
+    }
+
+    cudaStream_t main_;
+    int device_;
+    bool on_;
+    unsigned launches_ = 0, used_ = 0;
+};
+
 class PhaseClock {
 public:
     explicit PhaseClock(cudaStream_t s) : stream_(s) { mark(); }
@@ -667,43 +738,50 @@ public:
         TileArgs tx;
         tx.tiles = unsigned(tiles_);
         tx.width = width_;
+        const bool side_by_side = !trace_enabled();
+        if (sym_.counts[tiled_group]) {
+            // The hub rows keep this order in the numeric phase (jobs are numbered by it).
+            tx.jobs = sym_.counts[tiled_group] * tiles_;
+            tx.rows = sym_.rows.data() + sym_.start[tiled_group];
+            split_table = Array<Offset>(b_.rows * (tiles_ + 1), ctx_);
+            job_nnz = Array<Offset>(tx.jobs + 1, ctx_);
+            check(cudaMemsetAsync(job_nnz.data() + tx.jobs, 0, sizeof(Offset), stream), "SpGEMM: memset");
+            job_counters = Array<unsigned long long>(2, ctx_);
+            check(cudaMemsetAsync(job_counters.data(), 0, 2 * sizeof(unsigned long long), stream), "SpGEMM: memset");
+            tx.split = split_table.data();
+            tx.job_nnz = job_nnz.data();
+            tx.next_job = job_counters.data();
+        }
         {
             const GlobalTables gt = plan_global(sym_, 4 + 1, ctx_);
             Array<std::uint32_t> t_keys(gt.blocks * gt.slots, ctx_), t_hits(gt.blocks * gt.slots / 32, ctx_);
-            for (unsigned g = 0; g <= global_group; ++g) {
-                if (sym_.counts[g] == 0) continue;
-                x.rows = sym_.rows.data() + sym_.start[g];
-                x.nrows = sym_.counts[g];
-                std::uint64_t blocks;
-                if (g == global_group) {
-                    x.t_keys = t_keys.data();
-                    x.t_hits = t_hits.data();
-                    x.t_slots = gt.slots;
-                    blocks = gt.blocks;
-                } else {
-                    blocks = group_blocks(g, x.nrows);
-                }
-                launch_group<NoValue, NoValues, false>(g, x, NoValues{}, blocks, stream);
-                sym_ms[g] = clock_.mark();
-            }
-            if (sym_.counts[tiled_group]) {
-                // The hub rows keep this order in the numeric phase (jobs are numbered by it).
-                tx.jobs = sym_.counts[tiled_group] * tiles_;
-                tx.rows = sym_.rows.data() + sym_.start[tiled_group];
-                split_table = Array<Offset>(b_.rows * (tiles_ + 1), ctx_);
-                split_kernel<<<grid_for(b_.rows * (tiles_ + 1)), block_size, 0, stream>>>(
-                    b_.rows, b_.off, b_.idx, tx.tiles, width_, split_table.data());
+            Fork fork(stream, ctx_.device(), side_by_side);
+            if (tx.jobs) {  // first: the longest launch, as a rule
+                const cudaStream_t s = fork.next();
+                split_kernel<<<grid_for(b_.rows * (tiles_ + 1)), block_size, 0, s>>>(b_.rows, b_.off, b_.idx, tx.tiles,
+                                                                                    width_, split_table.data());
                 check_launch("SpGEMM: split kernel");
-                job_nnz = Array<Offset>(tx.jobs + 1, ctx_);
-                check(cudaMemsetAsync(job_nnz.data() + tx.jobs, 0, sizeof(Offset), stream), "SpGEMM: memset");
-                job_counters = Array<unsigned long long>(2, ctx_);
-                check(cudaMemsetAsync(job_counters.data(), 0, 2 * sizeof(unsigned long long), stream), "SpGEMM: memset");
-                tx.split = split_table.data();
-                tx.job_nnz = job_nnz.data();
-                tx.next_job = job_counters.data();
-                launch_tiles<NoValue, NoValues, false>(x, tx, NoValues{}, ctx_);
+                launch_tiles<NoValue, NoValues, false>(x, tx, NoValues{}, ctx_.device(), s);
                 sym_ms[tiled_group] = clock_.mark();
             }
+            for (unsigned g = 0; g <= global_group; ++g) {
+                if (sym_.counts[g] == 0) continue;
+                RowArgs xg = x;
+                xg.rows = sym_.rows.data() + sym_.start[g];
+                xg.nrows = sym_.counts[g];
+                std::uint64_t blocks;
+                if (g == global_group) {
+                    xg.t_keys = t_keys.data();
+                    xg.t_hits = t_hits.data();
+                    xg.t_slots = gt.slots;
+                    blocks = gt.blocks;
+                } else {
+                    blocks = group_blocks(g, xg.nrows);
+                }
+                launch_group<NoValue, NoValues, false>(g, xg, NoValues{}, blocks, fork.next());
+                sym_ms[g] = clock_.mark();
+            }
+            fork.join();
         }
         exclusive_sum(row_nnz_.data(), c_off_.data(), m + 1, scratch_, ctx_);
         // Of the symbolic grouping only the hub rows' listing (tx.rows) is read from here on.
@@ -745,36 +823,44 @@ public:
         Array<std::uint32_t> t_keys(gt.blocks * gt.slots, ctx_);
         Array<T> t_vals(gt.blocks * gt.slots, ctx_);
         Array<std::uint8_t> t_flags(gt.blocks * gt.slots, ctx_);
-        for (unsigned g = 0; g < group_count; ++g) {
-            if (grp.counts[g] == 0 || g == tiled_group) continue;
-            x.rows = grp.rows.data() + grp.start[g];
-            x.nrows = grp.counts[g];
-            if (g == single_group) {
-                single_rows_kernel<T, Sr><<<grid_for(x.nrows * 32), block_size, 0, stream>>>(x.nrows, x.rows, x, sr_);
-                check_launch("SpGEMM: rows of one entry");
-                num_ms[g] = clock_.mark();
-                continue;
-            }
-            std::uint64_t blocks;
-            if (g == global_group) {
-                x.t_keys = t_keys.data();
-                x.t_vals = t_vals.data();
-                x.t_flags = t_flags.data();
-                x.t_slots = gt.slots;
-                blocks = gt.blocks;
-            } else {
-                blocks = group_blocks(g, x.nrows);
-            }
-            launch_group<T, Sr, true>(g, x, sr_, blocks, stream);
-            num_ms[g] = clock_.mark();
-        }
+        Array<Offset> job_off(tx.jobs ? tx.jobs + 1 : 0, ctx_);
         if (tx.jobs) {
-            Array<Offset> job_off(tx.jobs + 1, ctx_);
             exclusive_sum(job_nnz.data(), job_off.data(), tx.jobs + 1, scratch_, ctx_);
             tx.job_off = job_off.data();
             tx.next_job = job_counters.data() + 1;
-            launch_tiles<T, Sr, true>(x, tx, sr_, ctx_);
-            num_ms[tiled_group] = clock_.mark();
+        }
+        {
+            Fork fork(stream, ctx_.device(), side_by_side);
+            if (tx.jobs) {
+                launch_tiles<T, Sr, true>(x, tx, sr_, ctx_.device(), fork.next());
+                num_ms[tiled_group] = clock_.mark();
+            }
+            for (unsigned g = 0; g < group_count; ++g) {
+                if (grp.counts[g] == 0 || g == tiled_group) continue;
+                RowArgs xg = x;
+                xg.rows = grp.rows.data() + grp.start[g];
+                xg.nrows = grp.counts[g];
+                if (g == single_group) {
+                    single_rows_kernel<T, Sr><<<grid_for(xg.nrows * 32), block_size, 0, fork.next()>>>(xg.nrows, xg.rows,
+                                                                                                      xg, sr_);
+                    check_launch("SpGEMM: rows of one entry");
+                    num_ms[g] = clock_.mark();
+                    continue;
+                }
+                std::uint64_t blocks;
+                if (g == global_group) {
+                    xg.t_keys = t_keys.data();
+                    xg.t_vals = t_vals.data();
+                    xg.t_flags = t_flags.data();
+                    xg.t_slots = gt.slots;
+                    blocks = gt.blocks;
+                } else {
+                    blocks = group_blocks(g, xg.nrows);
+                }
+                launch_group<T, Sr, true>(g, xg, sr_, blocks, fork.next());
+                num_ms[g] = clock_.mark();
+            }
+            fork.join();
         }
         // Rows in global tables were written unsorted.
         sort_rows<T>(grp.rows.data() + grp.start[global_group], grp.counts[global_group], row_nnz_.data(),
