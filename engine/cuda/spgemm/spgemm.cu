@@ -572,7 +572,8 @@ public:
     Fork(const Fork&) = delete;
     Fork& operator=(const Fork&) = delete;
     ~Fork() {
-        if (used_) join_streams();  // (after an exception: the call's frees must still follow the launches)
+        // After an exception the call's frees must still follow the launches; a destructor does not throw.
+        if (used_) join_streams(false);
     }
     // The stream for the next launch.
     cudaStream_t next() {
@@ -590,7 +591,7 @@ public:
         return sd.stream[k];
     }
     void join() {
-        join_streams();
+        join_streams(true);
         launches_ = 0;
     }
 
@@ -613,15 +614,19 @@ private:
         }
         return sd;
     }
-    void join_streams() {
+    // The call's stream waits for every side stream used (the sides exist once one is used). report: an error
+    // is thrown, else left to the next check.
+    void join_streams(bool report) {
+        if (!used_) return;
         Sides& sd = sides();
+        cudaError_t e = cudaSuccess;
         for (unsigned k = 0; k < side_count; ++k)
             if (used_ & (1u << k)) {
-                cudaEventRecord(sd.done[k], sd.stream[k]);
-                cudaStreamWaitEvent(main_, sd.done[k], 0);
+                if (e == cudaSuccess) e = cudaEventRecord(sd.done[k], sd.stream[k]);
+                if (e == cudaSuccess) e = cudaStreamWaitEvent(main_, sd.done[k], 0);
             }
         used_ = 0;
-        check(cudaGetLastError(), "SpGEMM: joining the side streams");
+        if (report) check(e, "SpGEMM: joining the side streams");
     }
 
     cudaStream_t main_;
