@@ -102,6 +102,22 @@ struct Contracted {
 };
 
 namespace detail {
+// Sᵀ (n x k) for the compact labels, in ctx: one entry per row, at the vertex's compact label. Its CSR is written
+// directly (S itself is formed from it where A lives; writing both on the host and uploading them measured no
+// faster).
+template <class T>
+Matrix<T> indicator_transposed(const std::vector<Index>& compact, Index k, const Context& ctx) {
+    const Index n = compact.size();
+    Array<Offset> offsets(n + 1);
+    Array<ColIndex> columns(n);
+    for (Index v = 0; v < n; ++v) {
+        offsets[v] = v;
+        columns[v] = ColIndex(compact[v]);
+    }
+    offsets[n] = n;
+    return Matrix<T>::import_csr(n, k, std::move(offsets), std::move(columns), Array<T>(n, T(1))).to(ctx);
+}
+
 // (S·A)·Sᵀ from st = Sᵀ (n x k, one entry per row): S·A reads S as st transposed (formed, and kept on st, where
 // A lives).
 template <class Monoid, class T>
@@ -129,17 +145,7 @@ Contracted<T, L> contract(const Matrix<T>& a, std::span<const L> labels, const C
     CompactLabels<L> cl = compact_labels(labels, options.order);
     const Index k = cl.labels.size();
 
-    // Sᵀ (n x k) has one entry per row, at the vertex's compact label: its CSR is written directly (S itself is
-    // formed from it on the GPU; writing both on the host and uploading them measured no faster).
-    Array<Offset> offsets(n + 1);
-    Array<ColIndex> columns(n);
-    for (Index v = 0; v < n; ++v) {
-        offsets[v] = v;
-        columns[v] = ColIndex(cl.compact[v]);
-    }
-    offsets[n] = n;
-    const Matrix<T> st =
-        Matrix<T>::import_csr(n, k, std::move(offsets), std::move(columns), Array<T>(n, T(1))).to(a.context());
+    const Matrix<T> st = detail::indicator_transposed<T>(cl.compact, k, a.context());
     Matrix<T> c = [&] {
         switch (options.combine) {
             case Combine::min: return detail::coarsen<min_monoid>(st, a);

@@ -902,7 +902,8 @@ TEST_CASE("triangle counts of real graphs match their truth files", "[mxm][trian
 // complemented) into shared-memory hash tables for at most 16, 128, 512, 2048 and 4096 products and a
 // global-memory table above; the ranged-indirect gather; unmasked hub rows by tiles of columns. Every case runs
 // under each setting of the kernel's knobs (HYBLA_SPGEMM_MIN_GROUP, HYBLA_SPGEMM_RANGED, HYBLA_SPGEMM_HUB with
-// HYBLA_SPGEMM_TILE), which change nothing in results, on whichever backend the binary uses (the CPU backend ignores them), against a sparse reference.
+// HYBLA_SPGEMM_TILE and HYBLA_SPGEMM_CHUNK), which change nothing in results (floating sums: within rounding),
+// on whichever backend the binary uses (the CPU backend ignores them), against a sparse reference.
 
 namespace {
 
@@ -915,10 +916,15 @@ struct SpgemmKnobs {
     const char* hub;        // unmasked rows of more products than this go to tiles (of 100 columns when set)
 };
 
+// With a hub setting and the ranged gather on, the hub rows go in chunks of 37 entries of A (each (hub, tile)
+// pair's chunks folded in order); otherwise the device's rule chunks them or not.
+bool chunked(const SpgemmKnobs& k) { return k.hub && k.ranged && std::string(k.ranged) == "1"; }
+
 std::string describe(const SpgemmKnobs& k) {
     auto s = [](const char* v) { return v ? std::string(v) : std::string("unset"); };
     return "HYBLA_SPGEMM_MIN_GROUP=" + s(k.min_group) + " HYBLA_SPGEMM_RANGED=" + s(k.ranged) +
            " HYBLA_SPGEMM_HUB=" + s(k.hub) + (k.hub ? " HYBLA_SPGEMM_TILE=100 HYBLA_SPGEMM_BATCH=5000" : "") +
+           (chunked(k) ? " HYBLA_SPGEMM_CHUNK=37" : "") +
            " HYBLA_SPGEMM=hash" + (k.ranged && std::string(k.ranged) == "0" ? " HYBLA_SPGEMM_DOT=1" : "");
 }
 
@@ -943,7 +949,8 @@ const std::vector<SpgemmKnobs>& spgemm_knob_settings() {
 template <class F>
 void for_each_knob_setting(F&& f) {
     const char* names[] = {"HYBLA_SPGEMM_MIN_GROUP", "HYBLA_SPGEMM_RANGED", "HYBLA_SPGEMM_HUB",
-                           "HYBLA_SPGEMM_BATCH", "HYBLA_SPGEMM", "HYBLA_SPGEMM_TILE", "HYBLA_SPGEMM_DOT"};
+                           "HYBLA_SPGEMM_BATCH", "HYBLA_SPGEMM", "HYBLA_SPGEMM_TILE", "HYBLA_SPGEMM_DOT",
+                           "HYBLA_SPGEMM_CHUNK"};
     auto current = [&] {
         std::vector<std::optional<std::string>> v;
         for (const char* name : names) {
@@ -960,7 +967,7 @@ void for_each_knob_setting(F&& f) {
         const bool dot = k.ranged && std::string(k.ranged) == "0";
         EnvGuard g(names[0], k.min_group), r(names[1], k.ranged), b(names[2], k.hub),
             bt(names[3], k.hub ? "5000" : nullptr), h(names[4], "hash"), t(names[5], k.hub ? "100" : nullptr),
-            dt(names[6], dot ? "1" : nullptr);
+            dt(names[6], dot ? "1" : nullptr), ch(names[7], chunked(k) ? "37" : nullptr);
         INFO(describe(k));
         f();
     }

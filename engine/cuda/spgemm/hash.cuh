@@ -26,6 +26,8 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include "engine/config.hpp"
 
@@ -291,21 +293,57 @@ __device__ __forceinline__ T read_volatile(const T* p) {
     return *reinterpret_cast<const volatile T*>(p);
 }
 
-// Hub rows by tiles of columns: a block per job (hub h, tile t), jobs numbered h * tiles + t. B's rows are cut by
-// tile in advance: split[k * (tiles + 1) + t] is the first entry of B(k,:) in tile t (its last + 1 at t = tiles).
-// The job walks A(h,:)'s entries' segments in tile t as one stream (the ranged gather), into a bitmap of the
-// tile's columns (symbolic: the job's distinct columns, added to the row's count) or a dense accumulator
-// (numeric: values folded in stream order as in rows_kernel, then written in column order where the job's
-// exclusive sum of counts puts them).
+// Hub rows by tiles of columns. B's rows are cut by tile in advance: split[k * (tiles + 1) + t] is the first
+// entry of B(k,:) in tile t (its last + 1 at t = tiles). A block per job (hub h, tile t, chunk c) walks the
+// segments in tile t of the chunk's entries of A(h,:) as one stream (the ranged gather), into a bitmap of the
+// tile's columns (symbolic) or a dense accumulator (numeric: values folded in stream order as in rows_kernel).
+// Without chunks (job_start null) jobs are numbered h * tiles + t and each writes its (hub, tile) pair's count
+// (symbolic) or entries in column order where the pairs' exclusive sum of counts puts them (numeric). With
+// chunks, hub h has chunks_h = (job_start[h + 1] - job_start[h]) / tiles chunks of ceil(|A(h,:)| / chunks_h)
+// entries, its jobs numbered job_start[h] + t * chunks_h + c. A pair of one chunk is done as without; otherwise
+// each job ORs its bitmap into the pair's (symbolic) or writes its accumulator to its own partial slot
+// (numeric), and a kernel after (a block per pair) counts the pair's bits, or folds its partials in chunk order
+// (deterministic) and writes its entries.
 struct TileArgs {
     const std::uint32_t* rows = nullptr;  // the hub rows
-    std::uint64_t jobs = 0;
+    std::uint64_t jobs = 0;               // without chunks the jobs, with them a bound (job_start[hubs] is exact)
+    std::uint64_t pairs = 0;              // hubs x tiles
     unsigned tiles = 1, width = max_tile;
     const Offset* split = nullptr;
-    Offset* job_nnz = nullptr;        // symbolic: per job
+    Offset* job_nnz = nullptr;        // symbolic: per pair
     const Offset* job_off = nullptr;  // numeric: exclusive sum of job_nnz
     unsigned long long* next_job = nullptr;  // the next job to hand out (0 at the launch)
+    // Chunks of the hubs' entries of A (null: none).
+    const std::uint64_t* job_start = nullptr;  // hubs + 1
+    std::uint32_t hubs = 0;
+    std::uint32_t* pair_bits = nullptr;    // symbolic: a bitmap of max_tile bits per pair, zeroed
+    void* partial = nullptr;               // numeric: max_tile values per job
+    std::uint32_t* partial_bits = nullptr;  // numeric: max_tile bits per job
 };
+
+// job_start[h] = tiles x the chunks of hubs before h, chunks_h = ceil(|A(h,:)| / chunk) capped by max_chunks;
+// job_start[hubs] = all jobs. One block.
+template <unsigned B>
+__global__ void __launch_bounds__(B) hub_jobs_kernel(std::uint32_t hubs, const std::uint32_t* rows, const Offset* a_off,
+                                                     Offset chunk, unsigned max_chunks, unsigned tiles,
+                                                     std::uint64_t* job_start) {
+    __shared__ std::uint64_t scan[33];
+    std::uint64_t carry = 0;
+    for (std::uint64_t h0 = 0; h0 < hubs; h0 += B) {
+        const std::uint64_t h = h0 + threadIdx.x;
+        std::uint64_t jobs = 0;
+        if (h < hubs) {
+            const Offset deg = a_off[rows[h] + 1] - a_off[rows[h]];
+            const Offset c = (deg + chunk - 1) / chunk;
+            jobs = std::uint64_t(tiles) * (c < 1 ? 1 : c > max_chunks ? max_chunks : c);
+        }
+        const std::uint64_t end = group_scan<B>(jobs, scan);
+        if (h < hubs) job_start[h] = carry + end - jobs;
+        carry += scan[B / 32 - 1];  // the block's total (group_scan leaves the warps' inclusive sums)
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) job_start[hubs] = carry;
+}
 
 template <bool Values, std::size_t VSIZE>
 HYBLA_HD constexpr std::size_t tile_bytes() {
@@ -315,9 +353,44 @@ HYBLA_HD constexpr std::size_t tile_bytes() {
     return at + 33 * 8;                             // scan
 }
 
+// The end of a (hub, tile) pair. Symbolic: the bits of its tile's columns counted, the pair's count written and
+// added to the row's. Numeric: its entries (flags/vals: the tile's accumulator) written in column order where the
+// pairs' exclusive sum of counts puts them, thread tid owning columns [tid * C, tid * C + C).
+template <unsigned B>
+__device__ void write_tile_count(const RowArgs& x, const TileArgs& t, std::uint64_t pair, std::uint32_t row,
+                                 const std::uint32_t* bits, std::uint64_t* scan) {
+    std::uint64_t cnt = 0;
+    for (unsigned w = threadIdx.x; w < max_tile / 32; w += B) cnt += __popc(bits[w]);
+    cnt = group_sum<B>(cnt, scan);
+    if (threadIdx.x == 0) {
+        t.job_nnz[pair] = cnt;
+        if (cnt) atomicAdd(reinterpret_cast<unsigned long long*>(x.row_nnz + row), (unsigned long long)cnt);
+    }
+}
+template <class T, unsigned B>
+__device__ void write_tile_entries(const RowArgs& x, const TileArgs& t, std::uint64_t pair, std::uint64_t h,
+                                   std::uint32_t row, std::uint32_t lo, const std::uint8_t* flags, const T* vals,
+                                   std::uint64_t* scan) {
+    constexpr unsigned C = max_tile / B;
+    const unsigned tid = threadIdx.x;
+    unsigned cnt = 0;
+#pragma unroll
+    for (unsigned c = 0; c < C; ++c) cnt += flags[tid * C + c];
+    const Offset base = x.c_off[row] + (t.job_off[pair] - t.job_off[h * t.tiles]);
+    Offset out = base + (group_scan<B>(cnt, scan) - cnt);
+    T* const c_vals = static_cast<T*>(x.c_vals);
+#pragma unroll
+    for (unsigned c = 0; c < C; ++c)
+        if (flags[tid * C + c]) {
+            x.c_cols[out] = lo + tid * C + c;
+            c_vals[out] = vals[tid * C + c];
+            ++out;
+        }
+}
+
 template <class T, class Sr, bool Values>
-__global__ void __launch_bounds__(tile_block) tile_rows_kernel(const RowArgs x, const TileArgs t, const Sr sr) {
-    constexpr unsigned B = tile_block, C = max_tile / B;
+__global__ void __launch_bounds__(tile_block, 8) tile_rows_kernel(const RowArgs x, const TileArgs t, const Sr sr) {
+    constexpr unsigned B = tile_block;
     extern __shared__ __align__(16) unsigned char smem[];
     const unsigned tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     [[maybe_unused]] T* const vals = reinterpret_cast<T*>(smem);
@@ -343,11 +416,30 @@ __global__ void __launch_bounds__(tile_block) tile_rows_kernel(const RowArgs x, 
         __syncthreads();
         return taken;
     };
-    for (std::uint64_t job = next_job(); job < t.jobs; job = next_job()) {
-        const std::uint64_t h = job / t.tiles;
-        const unsigned tile = unsigned(job % t.tiles);
+    const std::uint64_t jobs = t.job_start ? t.job_start[t.hubs] : t.jobs;
+    for (std::uint64_t job = next_job(); job < jobs; job = next_job()) {
+        std::uint64_t h, chunks = 1, chunk = 0;
+        unsigned tile;
+        if (t.job_start) {
+            std::uint32_t lo = 0, hi = t.hubs;  // the hub h with job_start[h] <= job < job_start[h + 1]
+            while (hi - lo > 1) {
+                const std::uint32_t mid = (lo + hi) / 2;
+                if (t.job_start[mid] <= job) lo = mid;
+                else hi = mid;
+            }
+            h = lo;
+            chunks = (t.job_start[h + 1] - t.job_start[h]) / t.tiles;
+            const std::uint64_t local = job - t.job_start[h];
+            tile = unsigned(local / chunks);
+            chunk = local % chunks;
+        } else {
+            h = job / t.tiles;
+            tile = unsigned(job % t.tiles);
+        }
+        const std::uint64_t pair = h * t.tiles + tile;
         const std::uint32_t row = t.rows[h];
-        const Offset pa = x.a_off[row], pe = x.a_off[row + 1];
+        const Offset ra = x.a_off[row], re = x.a_off[row + 1], per = (re - ra + chunks - 1) / chunks;
+        const Offset pa = ra + chunk * per < re ? ra + chunk * per : re, pe = pa + per < re ? pa + per : re;
         const std::uint32_t lo = tile * t.width;
         if constexpr (Values)
             for (unsigned c = tid; c < max_tile; c += B) flags[c] = 0;
@@ -417,30 +509,84 @@ __global__ void __launch_bounds__(tile_block) tile_rows_kernel(const RowArgs x, 
             }
             __syncthreads();
         }
-        if constexpr (!Values) {
-            std::uint64_t cnt = 0;
-            for (unsigned w = tid; w < max_tile / 32; w += B) cnt += __popc(bits[w]);
-            cnt = group_sum<B>(cnt, scan);
-            if (tid == 0) {
-                t.job_nnz[job] = cnt;
-                if (cnt) atomicAdd(reinterpret_cast<unsigned long long*>(x.row_nnz + row), (unsigned long long)cnt);
-            }
-        } else {
-            // Thread tid owns columns [tid * C, tid * C + C) of the tile; a block scan places its entries.
-            unsigned cnt = 0;
-#pragma unroll
-            for (unsigned c = 0; c < C; ++c) cnt += flags[tid * C + c];
-            const Offset base = x.c_off[row] + (t.job_off[job] - t.job_off[h * t.tiles]);
-            Offset out = base + (group_scan<B>(cnt, scan) - cnt);
-            T* const c_vals = static_cast<T*>(x.c_vals);
-#pragma unroll
-            for (unsigned c = 0; c < C; ++c)
-                if (flags[tid * C + c]) {
-                    x.c_cols[out] = lo + tid * C + c;
-                    c_vals[out] = vals[tid * C + c];
-                    ++out;
+        // A chunk of a pair of several: its part goes to the pair's bitmap or to its partial slot, for
+        // pair_count_kernel or pair_fold_kernel.
+        if (chunks > 1) {
+            if constexpr (!Values) {
+                for (unsigned w = tid; w < max_tile / 32; w += B)
+                    if (bits[w]) atomicOr(t.pair_bits + pair * (max_tile / 32) + w, bits[w]);
+            } else {
+                T* const partial = static_cast<T*>(t.partial);
+                for (unsigned c = tid; c < max_tile; c += B) {
+                    const unsigned word = __ballot_sync(full_mask, flags[c] != 0);
+                    if (flags[c]) partial[job * max_tile + c] = vals[c];
+                    if (lane == 0) t.partial_bits[job * (max_tile / 32) + c / 32] = word;
                 }
+            }
+            continue;
         }
+        if constexpr (!Values) write_tile_count<B>(x, t, pair, row, bits, scan);
+        else write_tile_entries<T, B>(x, t, pair, h, row, lo, flags, vals, scan);
+    }
+}
+
+// A chunked hub's pair (h, tile) and its chunks (0: the pair is not chunked, or no pair).
+struct ChunkedPair {
+    std::uint64_t h = 0, chunks = 0;
+};
+__device__ inline ChunkedPair chunked_pair(const TileArgs& t, std::uint64_t pair) {
+    if (pair >= t.pairs) return {};
+    const std::uint64_t h = pair / t.tiles, chunks = (t.job_start[h + 1] - t.job_start[h]) / t.tiles;
+    return {h, chunks > 1 ? chunks : 0};
+}
+
+// Symbolic, chunked hubs: a block per (hub, tile) pair counts the bits its chunks' jobs set.
+template <unsigned B>
+__global__ void __launch_bounds__(B) pair_count_kernel(const RowArgs x, const TileArgs t) {
+    __shared__ std::uint64_t scan[33];
+    for (std::uint64_t pair = blockIdx.x; pair < t.pairs; pair += gridDim.x) {
+        const ChunkedPair p = chunked_pair(t, pair);
+        if (!p.chunks) continue;
+        write_tile_count<B>(x, t, pair, t.rows[p.h], t.pair_bits + pair * (max_tile / 32), scan);
+    }
+}
+
+// Numeric, chunked hubs: a block per (hub, tile) pair folds its chunks' partial accumulators in chunk order
+// (column tid + i * B a thread's) and writes the pair's entries.
+template <class T, class Sr, unsigned B>
+__global__ void __launch_bounds__(B) pair_fold_kernel(const RowArgs x, const TileArgs t, const Sr sr) {
+    constexpr unsigned C = max_tile / B;
+    __shared__ T vals[max_tile];
+    __shared__ std::uint8_t flags[max_tile];
+    __shared__ std::uint64_t scan[33];
+    const unsigned tid = threadIdx.x, lane = tid & 31;
+    const T* const partial = static_cast<const T*>(t.partial);
+    for (std::uint64_t pair = blockIdx.x; pair < t.pairs; pair += gridDim.x) {
+        const ChunkedPair p = chunked_pair(t, pair);
+        if (!p.chunks) continue;
+        const unsigned tile = unsigned(pair % t.tiles);
+        const std::uint64_t first = t.job_start[p.h] + std::uint64_t(tile) * p.chunks;
+        T acc[C];
+        unsigned has = 0;  // bit i: column tid + i * B has a value
+        for (std::uint64_t k = 0; k < p.chunks; ++k) {  // a chunk's loads are independent of each other
+            const std::uint64_t slot = first + k;
+#pragma unroll
+            for (unsigned i = 0; i < C; ++i) {
+                const unsigned c = tid + i * B;
+                if (t.partial_bits[slot * (max_tile / 32) + c / 32] >> lane & 1) {
+                    const T v = partial[slot * max_tile + c];
+                    acc[i] = has >> i & 1 ? sr.template add<T>(acc[i], v) : v;
+                    has |= 1u << i;
+                }
+            }
+        }
+#pragma unroll
+        for (unsigned i = 0; i < C; ++i) {
+            flags[tid + i * B] = has >> i & 1;
+            if (has >> i & 1) vals[tid + i * B] = acc[i];
+        }
+        __syncthreads();
+        write_tile_entries<T, B>(x, t, pair, p.h, t.rows[p.h], tile * t.width, flags, vals, scan);
         __syncthreads();
     }
 }

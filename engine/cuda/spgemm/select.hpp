@@ -43,18 +43,15 @@ inline SpgemmChoice spgemm_choice() {
     return SpgemmChoice::automatic;
 }
 
-// By default a product goes to ESC when it is small (fewer than esc_below intermediate products) and the hash
-// SpGEMM would leave most of the GPU waiting on a few heavy rows: when its rows are heavy on average (more than
-// esc_row_products products a row, as in a contraction's S·A), or when one block's job on a hub row (all of the
-// hub's entries of A and its products in one tile of columns) is more than 1/esc_hub_share of all products (a
-// giant cluster of a contraction). ESC spreads the products evenly. Every other product takes the hash SpGEMM
-// (README.md, "Measurements").
+// By default a product goes to ESC when it is small (fewer than esc_below intermediate products) and its rows
+// are heavy on average (more than esc_row_products products a row, as in a contraction's S·A by few clusters):
+// ESC spreads the products evenly where the hash SpGEMM would leave most of the GPU waiting on a few rows. Every
+// other product takes the hash SpGEMM (README.md, "Measurements"); a giant cluster's row does too, its hub jobs
+// cut into chunks of its entries of A.
 inline constexpr Offset esc_below = Offset(1) << 22;
 inline constexpr Offset esc_row_products = 200;
-inline constexpr Offset esc_hub_share = 500;
-inline bool esc_preferred(Offset products, Index rows, Offset longest_hub_job) {
-    return products < esc_below &&
-           (products > esc_row_products * Offset(rows) || longest_hub_job * esc_hub_share > products);
+inline bool esc_preferred(Offset products, Index rows) {
+    return products < esc_below && products > esc_row_products * Offset(rows);
 }
 
 }  // namespace hybla::cuda

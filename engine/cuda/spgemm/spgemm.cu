@@ -70,12 +70,11 @@ __device__ inline Offset warp_row_products(Index i, const Offset* a_off, const C
 // products (symbolic) or entries (numeric).
 struct GroupStats {
     unsigned long long counts[group_count], global_max, cursor[group_count], total;
-    unsigned long long hub_work;  // the largest over hub rows of entries of A x tiles + products
+    unsigned long long hub_entries, hub_max_entries;  // the hub rows' entries of A: all, the most of one
 };
 
 struct GroupArgs {
     Index m, n;
-    std::uint64_t tiles;  // tiles of columns of a hub row
     bool lane_rows;  // products counted by a lane per row (short rows of A), else by a warp per row
     const Offset* a_off;
     const ColIndex* a_cols;  // with b_off: products counted here (products is written), when count_products
@@ -147,9 +146,11 @@ __global__ void group_kernel(GroupArgs x) {
     __syncthreads();
     const unsigned lane = threadIdx.x & 31;
     unsigned long long mine = 0;  // this lane's part of the total
-    // A hub row's work in each of its tile jobs, times the tiles: every job walks all of its entries of A.
-    auto hub_work = [&](std::uint64_t i, Offset prod) {
-        atomicMax(&x.stats->hub_work, (unsigned long long)((x.a_off[i + 1] - x.a_off[i]) * x.tiles + prod));
+    // A hub row's entries of A (hub_chunk cuts them into chunks).
+    auto hub_entries = [&](std::uint64_t i) {
+        const unsigned long long deg = x.a_off[i + 1] - x.a_off[i];
+        atomicAdd(&x.stats->hub_entries, deg);
+        atomicMax(&x.stats->hub_max_entries, deg);
     };
     if (CountProducts && !x.lane_rows) {
         // A warp per row: rows of A too long for a lane each, or too few rows to keep lanes of their own busy.
@@ -162,7 +163,7 @@ __global__ void group_kernel(GroupArgs x) {
                 x.size[i] = s;
                 x.key[i] = std::uint8_t(g);
                 mine += prod;
-                if (g == tiled_group) hub_work(i, prod);  // rare
+                if (g == tiled_group) hub_entries(i);  // rare
                 if (g != no_group) atomicAdd(&hist[g], 1ull);
                 if (g == global_group) atomicMax(&x.stats->global_max, (unsigned long long)s);
             }
@@ -195,7 +196,7 @@ __global__ void group_kernel(GroupArgs x) {
             x.size[i] = s;
             x.key[i] = std::uint8_t(g);
             mine += x.nnz ? x.nnz[i] : prod;
-            if (g == tiled_group && !x.nnz) hub_work(i, prod);  // rare
+            if (g == tiled_group && !x.nnz) hub_entries(i);  // rare
         }
         const unsigned peers = __match_any_sync(full_mask, g);
         if (g != no_group && lane == unsigned(__ffs(peers) - 1)) atomicAdd(&hist[g], (unsigned long long)__popc(peers));
@@ -422,7 +423,7 @@ struct Grouping {
     std::array<unsigned long long, group_count> counts{}, start{};
     unsigned long long global_max = 0;  // the largest size in the global group
     unsigned long long total = 0;  // products (symbolic) or entries (numeric) of all rows
-    unsigned long long hub_work = 0;  // GroupStats::hub_work
+    unsigned long long hub_entries = 0, hub_max_entries = 0;  // as in GroupStats
 };
 
 // Blocks of the grouping kernels: at most a few per SM, as each block adds its counts to the same few words.
@@ -464,8 +465,23 @@ Grouping group_rows(const GroupArgs& proto, bool count_products, bool place, con
     }
     out.global_max = host.global_max;
     out.total = host.total;
-    out.hub_work = host.hub_work;
+    out.hub_entries = host.hub_entries;
+    out.hub_max_entries = host.hub_max_entries;
     return out;
+}
+
+// Chunks of the hub rows' entries of A, so that a few hubs still make jobs enough for the device: with fewer
+// (hub, tile) pairs than the tile kernel's blocks (8 a multiprocessor), entries of A per chunk such that all
+// the chunks' jobs about fill them (at least 512, at most max_chunks chunks a hub). 0: no hub is chunked.
+// HYBLA_SPGEMM_CHUNK sets the entries per chunk (tests; 0: none).
+inline constexpr unsigned max_chunks = 64;
+Offset hub_chunk(const Grouping& g, std::uint64_t tiles, int device) {
+    if (g.counts[tiled_group] == 0) return 0;
+    if (std::getenv("HYBLA_SPGEMM_CHUNK")) return env_unsigned("HYBLA_SPGEMM_CHUNK", 0);
+    const std::uint64_t blocks = 8 * std::uint64_t(multiprocessor_count(device));
+    if (g.counts[tiled_group] * tiles >= blocks) return 0;
+    const Offset chunk = std::max<Offset>(512, (g.hub_entries * tiles + blocks - 1) / blocks);
+    return chunk < g.hub_max_entries ? chunk : 0;
 }
 
 std::uint64_t pow2_at_least(std::uint64_t v) {
@@ -709,8 +725,8 @@ public:
         const bool tiling = !mask && b.rows * (tiles_ + 1) * sizeof(Offset) <= free_bytes / 8;
         // A lane counts a row's products where rows are many and short (road networks), a warp elsewhere.
         const bool lane_rows = m >= (Index(1) << 16) && a.nnz <= 8 * std::uint64_t(m);
-        gp_ = GroupArgs{m,       n,       tiles_, lane_rows, a.off,         a.idx,    b.off,       products,
-                        nullptr, x_.m_off, x_.complement, shared_groups_enabled<false, sizeof(NoValue)>(ctx.device()),
+        gp_ = GroupArgs{m,         n,        lane_rows,     a.off, a.idx, b.off, products, nullptr,
+                        x_.m_off, x_.complement, shared_groups_enabled<false, sizeof(NoValue)>(ctx.device()),
                         min_group, tiling ? tile_products() : 0};
         gp_.row_nnz = row_nnz_.data();
     }
@@ -719,14 +735,10 @@ public:
     // are listed by group only in finish(): a product handed to ESC never needs it.
     Offset group() {
         sym_ = group_rows(gp_, !products_given_, false, ctx_);
+        chunk_ = hub_chunk(sym_, tiles_, ctx_.device());
         setup_ms_ += clock_.mark();
         return sym_.total;
     }
-    // After group(): an estimate of the longest job of the hub rows (a block per hub and tile walks all of the
-    // hub's entries of A and its products in the tile), in products: the largest over hubs of their entries of A
-    // plus their products per tile on average.
-    Offset longest_hub_job() const { return sym_.hub_work / tiles_; }
-
     CsrResult<T> finish() {
         const Index m = a_.rows, n = b_.cols;
         const cudaStream_t stream = stream_of(ctx_);
@@ -740,22 +752,39 @@ public:
         x.row_nnz = row_nnz_.data();
         Array<Offset> split_table(0, ctx_), job_nnz(0, ctx_);
         Array<unsigned long long> job_counters(0, ctx_);  // the tile kernels' next job, one per phase
+        Array<std::uint64_t> job_start(0, ctx_);          // chunks: TileArgs::job_start
+        Array<std::uint32_t> pair_bits(0, ctx_);
         TileArgs tx;
         tx.tiles = unsigned(tiles_);
         tx.width = width_;
         const bool side_by_side = !trace_enabled();
-        if (sym_.counts[tiled_group]) {
+        if (const std::uint64_t hubs = sym_.counts[tiled_group]) {
             // The hub rows keep this order in the numeric phase (jobs are numbered by it).
-            tx.jobs = sym_.counts[tiled_group] * tiles_;
+            tx.pairs = hubs * tiles_;
+            tx.jobs = tx.pairs;
             tx.rows = sym_.rows.data() + sym_.start[tiled_group];
             split_table = Array<Offset>(b_.rows * (tiles_ + 1), ctx_);
-            job_nnz = Array<Offset>(tx.jobs + 1, ctx_);
-            check(cudaMemsetAsync(job_nnz.data() + tx.jobs, 0, sizeof(Offset), stream), "SpGEMM: memset");
+            job_nnz = Array<Offset>(tx.pairs + 1, ctx_);
+            check(cudaMemsetAsync(job_nnz.data() + tx.pairs, 0, sizeof(Offset), stream), "SpGEMM: memset");
             job_counters = Array<unsigned long long>(2, ctx_);
             check(cudaMemsetAsync(job_counters.data(), 0, 2 * sizeof(unsigned long long), stream), "SpGEMM: memset");
             tx.split = split_table.data();
             tx.job_nnz = job_nnz.data();
             tx.next_job = job_counters.data();
+            if (chunk_) {
+                // At most tiles x (hubs + entries / chunk) jobs, as a hub has at most 1 + its entries / chunk.
+                tx.jobs = std::min<std::uint64_t>(tiles_ * (hubs + sym_.hub_entries / chunk_), tx.pairs * max_chunks);
+                tx.hubs = std::uint32_t(hubs);
+                job_start = Array<std::uint64_t>(hubs + 1, ctx_);
+                hub_jobs_kernel<block_size><<<1, block_size, 0, stream>>>(tx.hubs, tx.rows, a_.off, chunk_, max_chunks,
+                                                                          tx.tiles, job_start.data());
+                check_launch("SpGEMM: hub jobs kernel");
+                pair_bits = Array<std::uint32_t>(tx.pairs * (max_tile / 32), ctx_);
+                check(cudaMemsetAsync(pair_bits.data(), 0, pair_bits.size() * sizeof(std::uint32_t), stream),
+                      "SpGEMM: memset");
+                tx.job_start = job_start.data();
+                tx.pair_bits = pair_bits.data();
+            }
         }
         {
             const GlobalTables gt = plan_global(sym_, 4 + 1, ctx_);
@@ -767,6 +796,10 @@ public:
                                                                                     width_, split_table.data());
                 check_launch("SpGEMM: split kernel");
                 launch_tiles<NoValue, NoValues, false>(x, tx, NoValues{}, ctx_.device(), s);
+                if (chunk_) {
+                    pair_count_kernel<tile_block><<<pair_blocks(tx.pairs), tile_block, 0, s>>>(x, tx);
+                    check_launch("SpGEMM: pair count kernel");
+                }
                 sym_ms[tiled_group] = clock_.mark();
             }
             for (unsigned g = 0; g <= global_group; ++g) {
@@ -828,16 +861,30 @@ public:
         Array<std::uint32_t> t_keys(gt.blocks * gt.slots, ctx_);
         Array<T> t_vals(gt.blocks * gt.slots, ctx_);
         Array<std::uint8_t> t_flags(gt.blocks * gt.slots, ctx_);
-        Array<Offset> job_off(tx.jobs ? tx.jobs + 1 : 0, ctx_);
+        Array<Offset> job_off(tx.jobs ? tx.pairs + 1 : 0, ctx_);
+        Array<unsigned char> partial(0, ctx_);
+        Array<std::uint32_t> partial_bits(0, ctx_);
         if (tx.jobs) {
-            exclusive_sum(job_nnz.data(), job_off.data(), tx.jobs + 1, scratch_, ctx_);
+            exclusive_sum(job_nnz.data(), job_off.data(), tx.pairs + 1, scratch_, ctx_);
             tx.job_off = job_off.data();
             tx.next_job = job_counters.data() + 1;
+            if (chunk_) {
+                pair_bits = Array<std::uint32_t>(0, ctx_);
+                partial = Array<unsigned char>(tx.jobs * max_tile * sizeof(T), ctx_);
+                partial_bits = Array<std::uint32_t>(tx.jobs * (max_tile / 32), ctx_);
+                tx.partial = partial.data();
+                tx.partial_bits = partial_bits.data();
+            }
         }
         {
             Fork fork(stream, ctx_.device(), side_by_side);
             if (tx.jobs) {
-                launch_tiles<T, Sr, true>(x, tx, sr_, ctx_.device(), fork.next());
+                const cudaStream_t s = fork.next();
+                launch_tiles<T, Sr, true>(x, tx, sr_, ctx_.device(), s);
+                if (chunk_) {
+                    pair_fold_kernel<T, Sr, tile_block><<<pair_blocks(tx.pairs), tile_block, 0, s>>>(x, tx, sr_);
+                    check_launch("SpGEMM: pair fold kernel");
+                }
                 num_ms[tiled_group] = clock_.mark();
             }
             for (unsigned g = 0; g < group_count; ++g) {
@@ -885,6 +932,10 @@ public:
     }
 
 private:
+    // Blocks of a launch of a block per (hub, tile) pair (at most 8 a multiprocessor, each taking several).
+    unsigned pair_blocks(std::uint64_t pairs) const {
+        return unsigned(std::min<std::uint64_t>(pairs, 8 * std::uint64_t(multiprocessor_count(ctx_.device()))));
+    }
     // Blocks of a launch of shared-memory group g over its rows.
     static std::uint64_t group_blocks(unsigned g, std::uint64_t rows) {
         const std::uint64_t rpb = group_shapes[g].block / group_shapes[g].g;
@@ -903,6 +954,7 @@ private:
     GroupArgs gp_{};
     unsigned width_ = max_tile;
     std::uint64_t tiles_ = 1;
+    Offset chunk_ = 0;  // hub_chunk
     Grouping sym_{Array<Offset>(0, ctx_), Array<std::uint32_t>(0, ctx_), Array<std::uint8_t>(0, ctx_),
                   Array<GroupStats>(0, ctx_)};
 };
@@ -960,10 +1012,10 @@ Matrix<U> multiply(const Matrix<T>& a, const Matrix<T>& b, const Sr& sr, const M
     {
         HashProduct<T, Sr> whole(ca, cb, sr, mask, products.data(), false, free_bytes, ctx);
         all = whole.group();
-        esc = automatic && esc_preferred(all, m, whole.longest_hub_job());
+        esc = automatic && esc_preferred(all, m);
         if (esc)
-            trace("cuda spgemm: %llu products, %llu rows, a hub job of %llu: expand-sort-compress",
-                  (unsigned long long)all, (unsigned long long)m, (unsigned long long)whole.longest_hub_job());
+            trace("cuda spgemm: %llu products, %llu rows: expand-sort-compress", (unsigned long long)all,
+                  (unsigned long long)m);
         else if (all <= budget)
             return store(0, as_matrix(m, whole.finish()));
     }
