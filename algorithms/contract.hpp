@@ -3,8 +3,8 @@
 // k x n label indicator (S(c, v) present iff vertex v has compact label c). Entry (c, d) of the result combines
 // the weights of all edges from a vertex of cluster c to a vertex of cluster d with a monoid (plus, min or
 // max); edges inside a cluster become the self-loop (c, c), kept unless asked otherwise. The products carry
-// A's weights through unchanged: S·A with semiring<Combine, second> (the value comes from A), then (S·A)·Sᵀ
-// with semiring<Combine, first> (the value comes from S·A), so the indicator's own values never matter.
+// A's weights through unchanged: A·Sᵀ with semiring<Combine, first> (the value comes from A), then S·(A·Sᵀ)
+// with semiring<Combine, second> (the value comes from A·Sᵀ), so the indicator's own values never matter.
 #pragma once
 #include <algorithm>
 #include <concepts>
@@ -118,15 +118,16 @@ Matrix<T> indicator_transposed(const std::vector<Index>& compact, Index k, const
     return Matrix<T>::import_csr(n, k, std::move(offsets), std::move(columns), Array<T>(n, T(1))).to(ctx);
 }
 
-// (S·A)·Sᵀ from st = Sᵀ (n x k, one entry per row): S·A reads S as st transposed (formed, and kept on st, where
-// A lives).
+// S·(A·Sᵀ) from st = Sᵀ (n x k, one entry per row). A·Sᵀ first: a cluster's row then spans k columns, not n,
+// and A·Sᵀ has fewer entries than S·A (a vertex's neighbours mostly share a few clusters), so both products are
+// smaller than in (S·A)·Sᵀ. S is read as st transposed (formed, and kept on st, where A lives).
 template <class Monoid, class T>
 Matrix<T> coarsen(const Matrix<T>& st, const Matrix<T>& a) {
     const Index k = st.ncols();
-    Matrix<T> sa(k, a.ncols(), a.context());
-    mxm(sa, no_mask, no_accum, semiring<Monoid, second_op>{}, st, a, Descriptor{.transpose_a = true});
+    Matrix<T> as(a.nrows(), k, a.context());
+    mxm(as, no_mask, no_accum, semiring<Monoid, first_op>{}, a, st);
     Matrix<T> c(k, k, a.context());
-    mxm(c, no_mask, no_accum, semiring<Monoid, first_op>{}, sa, st);
+    mxm(c, no_mask, no_accum, semiring<Monoid, second_op>{}, st, as, Descriptor{.transpose_a = true});
     return c;
 }
 }  // namespace detail

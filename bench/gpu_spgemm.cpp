@@ -20,9 +20,10 @@
 //             that of the UNMASKED product L·L (Uᵀ = L) and nothing else, and the line says so. The check is the
 //             triangle count: the sum of hybla's C equals the sum of cuSPARSE's L·L over L's entries.
 //   contract  S·A·Sᵀ with S the k x n indicator of the labels v / 16 (a fixed coarsening, k = ceil(n / 16)):
-//             hybla's two mxm calls exactly as gpu_contract's "products alone" (algorithms::detail::coarsen with
-//             Sᵀ on the GPU; S, its transpose, cached on it by the warm-up call); cuSPARSE's two SpGEMMs (S·A, then
-//             (S·A)·Sᵀ) with S and Sᵀ uploaded outside its timing.
+//             hybla's two mxm calls exactly as gpu_contract's "products alone" (algorithms::detail::coarsen, A·Sᵀ
+//             then S·(A·Sᵀ), with Sᵀ on the GPU; S, its transpose, cached on it by the warm-up call); cuSPARSE's
+//             two SpGEMMs in both orders ((S·A)·Sᵀ and S·(A·Sᵀ)), S and Sᵀ uploaded outside its timing, the
+//             faster order compared (both times are printed, and their results checked against each other).
 //
 // Times are medians of --runs (default 5) calls after one warm-up call, each between two CUDA events on the
 // default stream around the whole call, the previous call's result freed before the first event. hybla: the
@@ -43,7 +44,7 @@
 //
 // One line per graph and product: the graph, its rows, nnz(A), the product, `products` (multiplications of the
 // unmasked product(s), computed on the host as the sum over A's entries (i, k) of |B(k, :)|; for tri with B =
-// Uᵀ = L, for contract the two products' together, nnz(A) + nnz(S·A)), nnz(C) (hybla's), hybla's ms, GFLOP/s
+// Uᵀ = L, for contract hybla's two products together, nnz(A) + nnz(A·Sᵀ)), nnz(C) (hybla's), hybla's ms, GFLOP/s
 // (2 x products / hybla's time), cuSPARSE's ms or "fails", ratio = cuSPARSE / hybla (above 1: hybla faster),
 // peak MiB = the high-water mark of hybla's device memory pool during one more call (peak_device_memory,
 // engine/memory.hpp), with in brackets the part above what the pool held just before it (the operands and
@@ -589,21 +590,21 @@ std::optional<double> bench_graph(const std::string& graph, const Matrix<float>&
         const Matrix<float> st =
             Matrix<float>::import_csr(n, k, std::move(offsets), std::move(columns), Array<float>(n, 1.0f, cpu));
         const Matrix<float> sm = st.transposed_copy();
-        // Multiplications: S·A has nnz(A) (one cluster per vertex); (S·A)·Sᵀ one per entry of S·A (one per row of
-        // Sᵀ), so count S·A's entries: distinct columns over each cluster's rows.
-        std::uint64_t sa_entries = 0;
+        // Multiplications of hybla's order S·(A·Sᵀ): A·Sᵀ has nnz(A) (one cluster per vertex), S·(A·Sᵀ) one per
+        // entry of A·Sᵀ (one per column of S), so count A·Sᵀ's entries: distinct clusters over each row's columns.
+        std::uint64_t as_entries = 0;
         {
             const auto off = a.row_offsets();
             const auto col = a.col_indices();
-            std::vector<Index> seen(n, std::numeric_limits<Index>::max());
+            std::vector<Index> seen(k, std::numeric_limits<Index>::max());
             for (Index v = 0; v < n; ++v)
                 for (Offset p = off[v]; p < off[v + 1]; ++p)
-                    if (seen[col[p]] != v / 16) {
-                        seen[col[p]] = v / 16;
-                        ++sa_entries;
+                    if (seen[col[p] / 16] != v) {
+                        seen[col[p] / 16] = v;
+                        ++as_entries;
                     }
         }
-        const std::uint64_t prods = std::uint64_t(a.nvals()) + sa_entries;
+        const std::uint64_t prods = std::uint64_t(a.nvals()) + as_entries;
         HyblaRun hy;
         {
             const Matrix<float> stg = st.to(gpu), ag = a.to(gpu);
@@ -611,15 +612,30 @@ std::optional<double> bench_graph(const std::string& graph, const Matrix<float>&
                 c.emplace(algorithms::detail::coarsen<plus_monoid>(stg, ag));
             });
         }
-        const CusparseRun cs =
-            time_cusparse(gpu, runs, {{&sm, "S"}, {&a, "A"}, {&st, "S transposed"}}, [&](std::vector<DeviceCsr>& d) {
-                const DeviceCsr sa = spgemm(handle, d[0], d[1]);
-                return spgemm(handle, sa, d[2]);
-            });
+        // cuSPARSE in both orders; the faster is the one compared.
+        const std::vector<std::pair<const Matrix<float>*, std::string>> ops = {
+            {&sm, "S"}, {&a, "A"}, {&st, "S transposed"}};
+        const CusparseRun left = time_cusparse(gpu, runs, ops, [&](std::vector<DeviceCsr>& d) {
+            const DeviceCsr sa = spgemm(handle, d[0], d[1]);
+            return spgemm(handle, sa, d[2]);
+        });
+        const CusparseRun right = time_cusparse(gpu, runs, ops, [&](std::vector<DeviceCsr>& d) {
+            const DeviceCsr as = spgemm(handle, d[1], d[2]);
+            return spgemm(handle, d[0], as);
+        });
+        const bool right_faster = right.ran && (!left.ran || right.ms < left.ms);
+        const CusparseRun& cs = right_faster ? right : left;
         const std::string check = check_product(graph, "contract", hy, cs, prods, [&] {
             return algorithms::detail::coarsen<plus_monoid>(st, a);
         });
-        print_line(graph, a, "contract", prods, hy, cs, check + " (" + std::to_string(k) + " clusters)");
+        if (left.ran && right.ran) {
+            const Differences d = differences(left.c, right.c);
+            if (d.count) mismatch(graph, "contract", "cuSPARSE's other order", d);
+        }
+        char orders[96] = "";
+        if (left.ran && right.ran)
+            std::snprintf(orders, sizeof orders, ", cuSPARSE (S·A)·Sᵀ %.3f ms, S·(A·Sᵀ) %.3f ms", left.ms, right.ms);
+        print_line(graph, a, "contract", prods, hy, cs, check + " (" + std::to_string(k) + " clusters" + orders + ")");
     }
     return ratio;
 }

@@ -14,12 +14,13 @@
 // coalesced loads and scanned, and the concatenated B segments are walked as one flat stream, G products per step.
 //
 // Order of ⊕: in a step each thread holds at most one product. Threads holding the same column are found with a
-// warp match; the lowest of them (the earliest product) folds the table's value and their products in thread
-// order, warps one after another in warp order. A row's products are thus folded left to right in the order of
-// the steps, which for the ranged gather is A(i,:)'s order then B(k,:)'s, the CPU's order: sums are bit for bit
-// the CPU's. The paper's reading order is deterministic too (fixed by the data), but a different order. Rows in
-// global tables fold each step in a shared step table first and add that to the row's table: deterministic,
-// grouped by step.
+// warp match, and the lowest of them (the earliest product) folds their products in thread order. Where a warp
+// or part of one takes a row, it folds them onto the table's value: the row's products are folded left to right
+// in the order of the steps, which for the ranged gather is A(i,:)'s order then B(k,:)'s, the CPU's order (sums
+// bit for bit the CPU's). Where a block takes a row, the warps fold side by side and add their folds to the
+// table one after another in warp order (fold_peers). The paper's reading order is deterministic too (fixed by
+// the data), but a different order. Rows in global tables fold each step in a shared step table first and add
+// that to the row's table: deterministic, grouped by step.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -293,17 +294,51 @@ __device__ __forceinline__ T read_volatile(const T* p) {
     return *reinterpret_cast<const volatile T*>(p);
 }
 
+// v from lane src of the warp, for any value type of at most 8 bytes (collective over the warp).
+template <class T>
+__device__ __forceinline__ T shuffle_value(T v, unsigned src) {
+    static_assert(sizeof(T) <= 8);
+    using Word = std::conditional_t<(sizeof(T) > 4), unsigned long long, unsigned>;
+    Word w = 0;
+    std::memcpy(&w, &v, sizeof(T));
+    w = __shfl_sync(full_mask, w, src);
+    std::memcpy(&v, &w, sizeof(T));
+    return v;
+}
+
+// A step's products of one column in one warp (peers: their lanes; v: this lane's value, also in stage[lane],
+// written before a __syncwarp), folded in lane order by the lowest lane, the leader, whose result this is
+// (collective over the warp). Where a block takes a row, the warps fold side by side and then add their results
+// to the table one warp after another (in warp order: deterministic). Folding in turn, a warp whose lanes all
+// hit one column (a contraction's A·Sᵀ, most of a vertex's neighbours in one cluster) kept the others waiting
+// through 31 dependent additions each step. Where a leader has more than 4 peers the values come by shuffles,
+// so that only the additions wait on one another (the same order, the same sums).
+template <class T, class Sr>
+__device__ __forceinline__ T fold_peers(const T* stage, T v, unsigned lane, unsigned peers, bool leader, const Sr& sr) {
+    T acc = v;
+    if (__any_sync(full_mask, leader && __popc(peers) > 4)) {
+        for (unsigned j = 1; j < 32; ++j) {
+            const T other = shuffle_value(v, j);
+            if (leader && j > lane && (peers >> j & 1)) acc = sr.template add<T>(acc, other);
+        }
+    } else if (leader) {
+        for (unsigned rest = peers & (peers - 1); rest; rest &= rest - 1)
+            acc = sr.template add<T>(acc, read_volatile(stage + (__ffs(rest) - 1)));
+    }
+    return acc;
+}
+
 // Hub rows by tiles of columns. B's rows are cut by tile in advance: split[k * (tiles + 1) + t] is the first
 // entry of B(k,:) in tile t (its last + 1 at t = tiles). A block per job (hub h, tile t, chunk c) walks the
 // segments in tile t of the chunk's entries of A(h,:) as one stream (the ranged gather), into a bitmap of the
 // tile's columns (symbolic) or a dense accumulator (numeric: values folded in stream order as in rows_kernel).
 // Without chunks (job_start null) jobs are numbered h * tiles + t and each writes its (hub, tile) pair's count
 // (symbolic) or entries in column order where the pairs' exclusive sum of counts puts them (numeric). With
-// chunks, hub h has chunks_h = (job_start[h + 1] - job_start[h]) / tiles chunks of ceil(|A(h,:)| / chunks_h)
-// entries, its jobs numbered job_start[h] + t * chunks_h + c. A pair of one chunk is done as without; otherwise
-// each job ORs its bitmap into the pair's (symbolic) or writes its accumulator to its own partial slot
-// (numeric), and a kernel after (a block per pair) counts the pair's bits, or folds its partials in chunk order
-// (deterministic) and writes its entries.
+// chunks, hub h has chunks_h = (job_start[h + 1] - job_start[h]) / tiles chunks of its entries of A, of about
+// equal products (chunk_bounds_kernel), its jobs numbered job_start[h] + t * chunks_h + c. A pair of one chunk is
+// done as without; otherwise each job ORs its bitmap into the pair's (symbolic) or writes its accumulator to its
+// own partial slot (numeric), and a kernel after counts the pair's bits (pair_count_kernel), or folds its
+// partials in chunk order (deterministic) and writes its entries (pair_fold_kernel).
 struct TileArgs {
     const std::uint32_t* rows = nullptr;  // the hub rows
     std::uint64_t jobs = 0;               // without chunks the jobs, with them a bound (job_start[hubs] is exact)
@@ -316,17 +351,18 @@ struct TileArgs {
     // Chunks of the hubs' entries of A (null: none).
     const std::uint64_t* job_start = nullptr;  // hubs + 1
     std::uint32_t hubs = 0;
-    std::uint32_t* pair_bits = nullptr;    // symbolic: a bitmap of max_tile bits per pair, zeroed
+    const Offset* chunk_bounds = nullptr;  // chunk_bounds_kernel
+    std::uint32_t* pair_bits = nullptr;    // a bitmap of max_tile bits per pair, zeroed, set by the symbolic jobs
     void* partial = nullptr;               // numeric: max_tile values per job
     std::uint32_t* partial_bits = nullptr;  // numeric: max_tile bits per job
 };
 
-// job_start[h] = tiles x the chunks of hubs before h, chunks_h = ceil(|A(h,:)| / chunk) capped by max_chunks;
-// job_start[hubs] = all jobs. One block.
+// job_start[h] = tiles x the chunks of hubs before h, chunks_h = ceil(products of A(h,:) / chunk), at least 1, at
+// most max_chunks and at most |A(h,:)|; job_start[hubs] = all jobs. One block.
 template <unsigned B>
 __global__ void __launch_bounds__(B) hub_jobs_kernel(std::uint32_t hubs, const std::uint32_t* rows, const Offset* a_off,
-                                                     Offset chunk, unsigned max_chunks, unsigned tiles,
-                                                     std::uint64_t* job_start) {
+                                                     const Offset* products, Offset chunk, unsigned max_chunks,
+                                                     unsigned tiles, std::uint64_t* job_start) {
     __shared__ std::uint64_t scan[33];
     std::uint64_t carry = 0;
     for (std::uint64_t h0 = 0; h0 < hubs; h0 += B) {
@@ -334,8 +370,10 @@ __global__ void __launch_bounds__(B) hub_jobs_kernel(std::uint32_t hubs, const s
         std::uint64_t jobs = 0;
         if (h < hubs) {
             const Offset deg = a_off[rows[h] + 1] - a_off[rows[h]];
-            const Offset c = (deg + chunk - 1) / chunk;
-            jobs = std::uint64_t(tiles) * (c < 1 ? 1 : c > max_chunks ? max_chunks : c);
+            Offset c = (products[rows[h]] + chunk - 1) / chunk;
+            c = c < max_chunks ? c : max_chunks;
+            c = c < deg ? c : deg;
+            jobs = std::uint64_t(tiles) * (c < 1 ? 1 : c);
         }
         const std::uint64_t end = group_scan<B>(jobs, scan);
         if (h < hubs) job_start[h] = carry + end - jobs;
@@ -343,6 +381,51 @@ __global__ void __launch_bounds__(B) hub_jobs_kernel(std::uint32_t hubs, const s
         __syncthreads();
     }
     if (threadIdx.x == 0) job_start[hubs] = carry;
+}
+
+// Where hub h's chunks begin among its entries of A, so that each holds about as many products as the others
+// (a hub's first entries may carry most of its products: chunks of equal entries left one job with six times the
+// products of the average, and the launch waited for it): bounds[job_start[h] / tiles + h + c] for chunk c, its
+// chunks_h + 1 bounds running from 0 to |A(h,:)|. Chunk c - 1 ends after the entry whose products reach
+// ceil(c x products / chunks_h). A block per hub, E consecutive entries a thread (their loads side by side: a
+// hub's entries are read in a few steps of two dependent loads each).
+template <unsigned B, unsigned E>
+__global__ void __launch_bounds__(B) chunk_bounds_kernel(const RowArgs x, const TileArgs t, Offset* bounds) {
+    __shared__ std::uint64_t scan[33];
+    for (std::uint64_t h = blockIdx.x; h < t.hubs; h += gridDim.x) {
+        const std::uint32_t row = t.rows[h];
+        const Offset ra = x.a_off[row], deg = x.a_off[row + 1] - ra, total = x.products[row];
+        const std::uint64_t chunks = (t.job_start[h + 1] - t.job_start[h]) / t.tiles;
+        Offset* const b = bounds + t.job_start[h] / t.tiles + h;
+        if (threadIdx.x == 0) {
+            b[0] = 0;
+            b[chunks] = deg;
+        }
+        if (chunks == 1) continue;
+        Offset carry = 0;
+        for (Offset e0 = 0; e0 < deg; e0 += B * E) {
+            const Offset first = e0 + threadIdx.x * E;
+            ColIndex k[E];
+#pragma unroll
+            for (unsigned u = 0; u < E; ++u) k[u] = first + u < deg ? x.a_cols[ra + first + u] : 0;
+            Offset len[E], mine = 0;
+#pragma unroll
+            for (unsigned u = 0; u < E; ++u) {
+                len[u] = first + u < deg ? x.b_off[k[u] + 1] - x.b_off[k[u]] : 0;
+                mine += len[u];
+            }
+            Offset after = carry + group_scan<B>(mine, scan) - mine;  // products before this thread's entries
+#pragma unroll
+            for (unsigned u = 0; u < E; ++u) {
+                after += len[u];  // products up to and including entry first + u
+                // Targets ceil(c x total / chunks) in (after - len, after]: c in (f(after - len), f(after)].
+                const std::uint64_t lo = (after - len[u]) * chunks / total, hi = after * chunks / total;
+                for (std::uint64_t c = lo + 1; c <= hi && c < chunks; ++c) b[c] = first + u + 1;
+            }
+            carry += scan[B / 32 - 1];
+            __syncthreads();
+        }
+    }
 }
 
 template <bool Values, std::size_t VSIZE>
@@ -438,8 +521,12 @@ __global__ void __launch_bounds__(tile_block, 8) tile_rows_kernel(const RowArgs 
         }
         const std::uint64_t pair = h * t.tiles + tile;
         const std::uint32_t row = t.rows[h];
-        const Offset ra = x.a_off[row], re = x.a_off[row + 1], per = (re - ra + chunks - 1) / chunks;
-        const Offset pa = ra + chunk * per < re ? ra + chunk * per : re, pe = pa + per < re ? pa + per : re;
+        Offset pa = x.a_off[row], pe = x.a_off[row + 1];
+        if (chunks > 1) {
+            const Offset* const b = t.chunk_bounds + t.job_start[h] / t.tiles + h + chunk;
+            pe = pa + b[1];
+            pa += b[0];
+        }
         const std::uint32_t lo = tile * t.width;
         if constexpr (Values)
             for (unsigned c = tid; c < max_tile; c += B) flags[c] = 0;
@@ -487,20 +574,19 @@ __global__ void __launch_bounds__(tile_block, 8) tile_rows_kernel(const RowArgs 
                 next_valid = pos < total;
                 if (next_valid) fetch(pos, nj, nbv, nav);
                 if constexpr (!Values) {
-                    if (valid) atomicOr(bits + (j >> 5), 1u << (j & 31));
+                    // (Read first: where many products hit one column, their atomics on one word would queue.)
+                    if (valid && !(bits[j >> 5] >> (j & 31) & 1)) atomicOr(bits + (j >> 5), 1u << (j & 31));
                 } else {
-                    // Products of one column in this step fold in thread order, warps in turn.
+                    // Products of one column in this step: each warp folds its own in lane order, then the warps add
+                    // theirs in turn.
                     const unsigned peers = __match_any_sync(full_mask, valid ? j : (0xFFFF0000u | lane));
                     stage[lane] = v;
                     __syncwarp();
                     const bool leader = valid && unsigned(__ffs(peers) - 1) == lane;
+                    const T part = fold_peers(stage, v, lane, peers, leader, sr);
                     for (unsigned w = 0; w < B / 32; ++w) {
                         if (warp == w && leader) {
-                            T acc = flags[j] ? sr.template add<T>(vals[j], read_volatile(stage + lane))
-                                             : read_volatile(stage + lane);
-                            for (unsigned rest = peers & (peers - 1); rest; rest &= rest - 1)
-                                acc = sr.template add<T>(acc, read_volatile(stage + (__ffs(rest) - 1)));
-                            vals[j] = acc;
+                            vals[j] = flags[j] ? sr.template add<T>(vals[j], part) : part;
                             flags[j] = 1;
                         }
                         __syncthreads();
@@ -551,43 +637,60 @@ __global__ void __launch_bounds__(B) pair_count_kernel(const RowArgs x, const Ti
     }
 }
 
-// Numeric, chunked hubs: a block per (hub, tile) pair folds its chunks' partial accumulators in chunk order
-// (column tid + i * B a thread's) and writes the pair's entries.
+// Numeric, chunked hubs: a block per B columns of a (hub, tile) pair, a thread per column, folds the column's
+// values in its chunks' partials in chunk order and writes the entry where the pair's symbolic bitmap (the
+// union of its chunks' bits: the same products) puts it. The chunks' loads are issued four at a time. (A block
+// per pair, each thread folding max_tile / B columns, took 80-110 µs for a few pairs of 20 chunks: four
+// multiprocessors waited on one chunk after another.)
 template <class T, class Sr, unsigned B>
 __global__ void __launch_bounds__(B) pair_fold_kernel(const RowArgs x, const TileArgs t, const Sr sr) {
-    constexpr unsigned C = max_tile / B;
-    __shared__ T vals[max_tile];
-    __shared__ std::uint8_t flags[max_tile];
-    __shared__ std::uint64_t scan[33];
-    const unsigned tid = threadIdx.x, lane = tid & 31;
+    static_assert(max_tile % B == 0 && B % 32 == 0 && max_tile / 32 <= 4 * 32);
+    constexpr unsigned segs = max_tile / B, words = max_tile / 32, U = 4;
+    __shared__ unsigned ones[words];  // bits set in each word of the pair's bitmap
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const T* const partial = static_cast<const T*>(t.partial);
-    for (std::uint64_t pair = blockIdx.x; pair < t.pairs; pair += gridDim.x) {
+    T* const c_vals = static_cast<T*>(x.c_vals);
+    for (std::uint64_t unit = blockIdx.x; unit < t.pairs * segs; unit += gridDim.x) {
+        const std::uint64_t pair = unit / segs;
         const ChunkedPair p = chunked_pair(t, pair);
-        if (!p.chunks) continue;
-        const unsigned tile = unsigned(pair % t.tiles);
-        const std::uint64_t first = t.job_start[p.h] + std::uint64_t(tile) * p.chunks;
-        T acc[C];
-        unsigned has = 0;  // bit i: column tid + i * B has a value
-        for (std::uint64_t k = 0; k < p.chunks; ++k) {  // a chunk's loads are independent of each other
-            const std::uint64_t slot = first + k;
+        if (!p.chunks) continue;  // the same for the whole block
+        const unsigned seg = unsigned(unit % segs), tile = unsigned(pair % t.tiles);
+        const std::uint32_t* const bits = t.pair_bits + pair * words;
+        for (unsigned w = threadIdx.x; w < words; w += B) ones[w] = __popc(bits[w]);
+        __syncthreads();
+        // Entries of the pair before this warp's word.
+        const unsigned word = seg * (B / 32) + warp;
+        unsigned before = 0;
+        for (unsigned w = lane; w < word; w += 32) before += ones[w];
+        for (unsigned d = 16; d > 0; d >>= 1) before += __shfl_xor_sync(full_mask, before, d);
+        const std::uint32_t mine = bits[word];
+        if (mine >> lane & 1) {
+            const unsigned c = word * 32 + lane;
+            const std::uint64_t first = t.job_start[p.h] + std::uint64_t(tile) * p.chunks;
+            T acc{};
+            bool has = false;
+            for (std::uint64_t k = 0; k < p.chunks; k += U) {
+                std::uint32_t in[U];
+                T v[U];
 #pragma unroll
-            for (unsigned i = 0; i < C; ++i) {
-                const unsigned c = tid + i * B;
-                if (t.partial_bits[slot * (max_tile / 32) + c / 32] >> lane & 1) {
-                    const T v = partial[slot * max_tile + c];
-                    acc[i] = has >> i & 1 ? sr.template add<T>(acc[i], v) : v;
-                    has |= 1u << i;
-                }
+                for (unsigned u = 0; u < U; ++u)
+                    in[u] = k + u < p.chunks ? t.partial_bits[(first + k + u) * words + word] >> lane & 1 : 0;
+#pragma unroll
+                for (unsigned u = 0; u < U; ++u)
+                    if (in[u]) v[u] = partial[(first + k + u) * max_tile + c];
+#pragma unroll
+                for (unsigned u = 0; u < U; ++u)
+                    if (in[u]) {
+                        acc = has ? sr.template add<T>(acc, v[u]) : v[u];
+                        has = true;
+                    }
             }
+            const Offset out = x.c_off[t.rows[p.h]] + (t.job_off[pair] - t.job_off[p.h * t.tiles]) + before +
+                               __popc(mine & ((1u << lane) - 1));
+            x.c_cols[out] = tile * t.width + c;
+            c_vals[out] = acc;
         }
-#pragma unroll
-        for (unsigned i = 0; i < C; ++i) {
-            flags[tid + i * B] = has >> i & 1;
-            if (has >> i & 1) vals[tid + i * B] = acc[i];
-        }
-        __syncthreads();
-        write_tile_entries<T, B>(x, t, pair, p.h, t.rows[p.h], tile * t.width, flags, vals, scan);
-        __syncthreads();
+        __syncthreads();  // ones is read before the next unit writes it
     }
 }
 
@@ -736,19 +839,23 @@ __global__ void __launch_bounds__(BLOCK) rows_kernel(const RowArgs x, const Sr s
                 stage[lane] = v;
                 __syncwarp();
                 const bool leader = valid && unsigned(__ffs(peers) - 1) == lane;
-                auto apply = [&] {
-                    T acc = tf[u] ? sr.template add<T>(tv[u], read_volatile(stage + lane)) : read_volatile(stage + lane);
-                    for (unsigned rest = peers & (peers - 1); rest; rest &= rest - 1)
-                        acc = sr.template add<T>(acc, read_volatile(stage + (__ffs(rest) - 1)));
-                    tv[u] = acc;
-                    tf[u] = 1;
-                };
                 if constexpr (G <= 32) {
-                    if (leader) apply();
+                    if (leader) {
+                        T acc = tf[u] ? sr.template add<T>(tv[u], read_volatile(stage + lane)) : read_volatile(stage + lane);
+                        for (unsigned rest = peers & (peers - 1); rest; rest &= rest - 1)
+                            acc = sr.template add<T>(acc, read_volatile(stage + (__ffs(rest) - 1)));
+                        tv[u] = acc;
+                        tf[u] = 1;
+                    }
                     __syncwarp();
                 } else {
+                    // The warps' folds side by side, then their results into the table warp by warp.
+                    const T part = fold_peers(stage, v, lane, peers, leader, sr);
                     for (unsigned w = 0; w < BLOCK / 32; ++w) {
-                        if (warp == w && leader) apply();
+                        if (warp == w && leader) {
+                            tv[u] = tf[u] ? sr.template add<T>(tv[u], part) : part;
+                            tf[u] = 1;
+                        }
                         __syncthreads();
                     }
                 }

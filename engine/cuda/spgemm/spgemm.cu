@@ -70,7 +70,7 @@ __device__ inline Offset warp_row_products(Index i, const Offset* a_off, const C
 // products (symbolic) or entries (numeric).
 struct GroupStats {
     unsigned long long counts[group_count], global_max, cursor[group_count], total;
-    unsigned long long hub_entries, hub_max_entries;  // the hub rows' entries of A: all, the most of one
+    unsigned long long hub_products, hub_max_products;  // the hub rows' products: all, the most of one
 };
 
 struct GroupArgs {
@@ -133,45 +133,66 @@ __device__ inline std::uint8_t classify_row(const GroupArgs& x, std::uint64_t i,
 // Each row's size and group (no_group: nothing to do), each group's row count, the global group's largest size
 // and the total. A warp takes 32 consecutive rows, a row a lane; the warp's counts are added once per group.
 // With CountProducts each row's products are counted first (by its lane when A(i,:) is short, by the whole
-// warp otherwise) and written.
+// warp otherwise, by the whole block after the warps' rows when it is longer than long_entries) and written.
+// (A warp reads a row 32 entries at a time, each step two dependent loads: 90 µs for a hub of 9000 entries on
+// an H100, the whole launch waiting for that one warp.)
+inline constexpr Offset long_entries = 1024;
 template <bool CountProducts>
-__global__ void group_kernel(GroupArgs x) {
+__global__ void __launch_bounds__(block_size) group_kernel(GroupArgs x) {
+    constexpr unsigned max_queued = 16;
     __shared__ unsigned long long hist[group_count], sum;
+    __shared__ std::uint64_t queued[max_queued];  // long rows left to the whole block
+    __shared__ unsigned n_queued;
+    __shared__ Offset part[block_size / 32];
     if (threadIdx.x < group_count) hist[threadIdx.x] = 0;
-    if (threadIdx.x == 0) sum = 0;
+    if (threadIdx.x == 0) {
+        sum = 0;
+        n_queued = 0;
+    }
     if (blockIdx.x == 0 && threadIdx.x == 0) {  // the ends the exclusive sums read
         if (!x.nnz) x.row_nnz[x.m] = 0;
         if (CountProducts) x.products[x.m] = 0;
     }
     __syncthreads();
-    const unsigned lane = threadIdx.x & 31;
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     unsigned long long mine = 0;  // this lane's part of the total
-    // A hub row's entries of A (hub_chunk cuts them into chunks).
-    auto hub_entries = [&](std::uint64_t i) {
-        const unsigned long long deg = x.a_off[i + 1] - x.a_off[i];
-        atomicAdd(&x.stats->hub_entries, deg);
-        atomicMax(&x.stats->hub_max_entries, deg);
+    // A hub row's products (hub_chunk cuts hubs into chunks by them).
+    auto hub_products = [&](Offset prod) {
+        atomicAdd(&x.stats->hub_products, (unsigned long long)prod);
+        atomicMax(&x.stats->hub_max_products, (unsigned long long)prod);
+    };
+    // Row i, its products counted, by one thread.
+    auto finish_row = [&](std::uint64_t i, Offset prod) {
+        x.products[i] = prod;
+        Offset s = 0;
+        const unsigned g = classify_row(x, i, prod, s);
+        x.size[i] = s;
+        x.key[i] = std::uint8_t(g);
+        mine += prod;
+        if (g == tiled_group) hub_products(prod);  // rare
+        if (g != no_group) atomicAdd(&hist[g], 1ull);
+        if (g == global_group) atomicMax(&x.stats->global_max, (unsigned long long)s);
+    };
+    // Whether the warp leaves row i (its entries known to be more than long_entries) to the block.
+    auto queue = [&](std::uint64_t i) {
+        unsigned slot = 0;
+        if (lane == 0) slot = atomicAdd(&n_queued, 1u);
+        slot = __shfl_sync(full_mask, slot, 0);
+        if (slot >= max_queued) return false;
+        if (lane == 0) queued[slot] = i;
+        return true;
     };
     if (CountProducts && !x.lane_rows) {
         // A warp per row: rows of A too long for a lane each, or too few rows to keep lanes of their own busy.
         for (std::uint64_t i = thread_index() / 32; i < x.m; i += thread_count() / 32) {
+            if (x.a_off[i + 1] - x.a_off[i] > long_entries && queue(i)) continue;
             const Offset prod = warp_row_products(i, x.a_off, x.a_cols, x.b_off);
-            if (lane == 0) {
-                x.products[i] = prod;
-                Offset s = 0;
-                const unsigned g = classify_row(x, i, prod, s);
-                x.size[i] = s;
-                x.key[i] = std::uint8_t(g);
-                mine += prod;
-                if (g == tiled_group) hub_entries(i);  // rare
-                if (g != no_group) atomicAdd(&hist[g], 1ull);
-                if (g == global_group) atomicMax(&x.stats->global_max, (unsigned long long)s);
-            }
+            if (lane == 0) finish_row(i, prod);
         }
     } else
     for (std::uint64_t w = thread_index() / 32 * 32; w < x.m; w += thread_count()) {
         const std::uint64_t i = w + lane;
-        const bool row = i < x.m;
+        bool row = i < x.m;
         Offset prod = 0;
         if constexpr (CountProducts) {
             constexpr Offset short_row = 16;
@@ -183,6 +204,11 @@ __global__ void group_kernel(GroupArgs x) {
                 }
             for (unsigned longs = __ballot_sync(full_mask, pe - pa > short_row); longs; longs &= longs - 1) {
                 const unsigned r = __ffs(longs) - 1;
+                const Offset deg = __shfl_sync(full_mask, pe - pa, r);
+                if (deg > long_entries && queue(w + r)) {
+                    if (lane == r) row = false;  // the block finishes it
+                    continue;
+                }
                 const Offset total = warp_row_products(w + r, x.a_off, x.a_cols, x.b_off);
                 if (lane == r) prod = total;
             }
@@ -196,11 +222,38 @@ __global__ void group_kernel(GroupArgs x) {
             x.size[i] = s;
             x.key[i] = std::uint8_t(g);
             mine += x.nnz ? x.nnz[i] : prod;
-            if (g == tiled_group && !x.nnz) hub_entries(i);  // rare
+            if (g == tiled_group && !x.nnz) hub_products(prod);  // rare
         }
         const unsigned peers = __match_any_sync(full_mask, g);
         if (g != no_group && lane == unsigned(__ffs(peers) - 1)) atomicAdd(&hist[g], (unsigned long long)__popc(peers));
         if (g == global_group) atomicMax(&x.stats->global_max, (unsigned long long)s);  // rare
+    }
+    if constexpr (CountProducts) {
+        // The long rows the warps left, each counted by the whole block.
+        __syncthreads();
+        const unsigned nq = n_queued < max_queued ? n_queued : max_queued;
+        for (unsigned q = 0; q < nq; ++q) {
+            const std::uint64_t i = queued[q];
+            const Offset pe = x.a_off[i + 1];
+            Offset prod = 0;
+            for (Offset p = x.a_off[i] + threadIdx.x * 4; p < pe; p += block_size * 4) {  // 4 entries' loads at once
+                ColIndex k[4];
+#pragma unroll
+                for (unsigned u = 0; u < 4; ++u) k[u] = p + u < pe ? x.a_cols[p + u] : 0;
+#pragma unroll
+                for (unsigned u = 0; u < 4; ++u)
+                    if (p + u < pe) prod += x.b_off[k[u] + 1] - x.b_off[k[u]];
+            }
+            for (unsigned d = 16; d > 0; d >>= 1) prod += __shfl_xor_sync(full_mask, prod, d);
+            if (lane == 0) part[warp] = prod;
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                prod = 0;
+                for (unsigned w = 0; w < block_size / 32; ++w) prod += part[w];
+                finish_row(i, prod);
+            }
+            __syncthreads();
+        }
     }
     for (unsigned d = 16; d > 0; d >>= 1) mine += __shfl_xor_sync(full_mask, mine, d);
     if (lane == 0 && mine) atomicAdd(&sum, mine);
@@ -423,7 +476,7 @@ struct Grouping {
     std::array<unsigned long long, group_count> counts{}, start{};
     unsigned long long global_max = 0;  // the largest size in the global group
     unsigned long long total = 0;  // products (symbolic) or entries (numeric) of all rows
-    unsigned long long hub_entries = 0, hub_max_entries = 0;  // as in GroupStats
+    unsigned long long hub_products = 0, hub_max_products = 0;  // as in GroupStats
 };
 
 // Blocks of the grouping kernels: at most a few per SM, as each block adds its counts to the same few words.
@@ -465,23 +518,24 @@ Grouping group_rows(const GroupArgs& proto, bool count_products, bool place, con
     }
     out.global_max = host.global_max;
     out.total = host.total;
-    out.hub_entries = host.hub_entries;
-    out.hub_max_entries = host.hub_max_entries;
+    out.hub_products = host.hub_products;
+    out.hub_max_products = host.hub_max_products;
     return out;
 }
 
 // Chunks of the hub rows' entries of A, so that a few hubs still make jobs enough for the device: with fewer
-// (hub, tile) pairs than the tile kernel's blocks (8 a multiprocessor), entries of A per chunk such that all
-// the chunks' jobs about fill them (at least 512, at most max_chunks chunks a hub). 0: no hub is chunked.
-// HYBLA_SPGEMM_CHUNK sets the entries per chunk (tests; 0: none).
+// (hub, tile) pairs than the tile kernel's blocks (8 a multiprocessor), the products a chunk should hold such
+// that all the chunks' jobs about fill them (at least min_chunk_products; a hub has at most max_chunks chunks and
+// one per entry). 0: no hub is chunked. HYBLA_SPGEMM_CHUNK sets the products per chunk (tests; 0: none).
 inline constexpr unsigned max_chunks = 64;
+inline constexpr Offset min_chunk_products = 2048;
 Offset hub_chunk(const Grouping& g, std::uint64_t tiles, int device) {
     if (g.counts[tiled_group] == 0) return 0;
     if (std::getenv("HYBLA_SPGEMM_CHUNK")) return env_unsigned("HYBLA_SPGEMM_CHUNK", 0);
     const std::uint64_t blocks = 8 * std::uint64_t(multiprocessor_count(device));
     if (g.counts[tiled_group] * tiles >= blocks) return 0;
-    const Offset chunk = std::max<Offset>(512, (g.hub_entries * tiles + blocks - 1) / blocks);
-    return chunk < g.hub_max_entries ? chunk : 0;
+    const Offset chunk = std::max<Offset>(min_chunk_products, (g.hub_products * tiles + blocks - 1) / blocks);
+    return chunk < g.hub_max_products ? chunk : 0;
 }
 
 std::uint64_t pow2_at_least(std::uint64_t v) {
@@ -753,6 +807,7 @@ public:
         Array<Offset> split_table(0, ctx_), job_nnz(0, ctx_);
         Array<unsigned long long> job_counters(0, ctx_);  // the tile kernels' next job, one per phase
         Array<std::uint64_t> job_start(0, ctx_);          // chunks: TileArgs::job_start
+        Array<Offset> chunk_bounds(0, ctx_);               // and TileArgs::chunk_bounds
         Array<std::uint32_t> pair_bits(0, ctx_);
         TileArgs tx;
         tx.tiles = unsigned(tiles_);
@@ -772,17 +827,21 @@ public:
             tx.job_nnz = job_nnz.data();
             tx.next_job = job_counters.data();
             if (chunk_) {
-                // At most tiles x (hubs + entries / chunk) jobs, as a hub has at most 1 + its entries / chunk.
-                tx.jobs = std::min<std::uint64_t>(tiles_ * (hubs + sym_.hub_entries / chunk_), tx.pairs * max_chunks);
+                // At most tiles x (hubs + products / chunk) jobs, as a hub has at most 1 + its products / chunk.
+                tx.jobs = std::min<std::uint64_t>(tiles_ * (hubs + sym_.hub_products / chunk_), tx.pairs * max_chunks);
                 tx.hubs = std::uint32_t(hubs);
                 job_start = Array<std::uint64_t>(hubs + 1, ctx_);
-                hub_jobs_kernel<block_size><<<1, block_size, 0, stream>>>(tx.hubs, tx.rows, a_.off, chunk_, max_chunks,
-                                                                          tx.tiles, job_start.data());
+                hub_jobs_kernel<block_size><<<1, block_size, 0, stream>>>(tx.hubs, tx.rows, a_.off, x_.products, chunk_,
+                                                                          max_chunks, tx.tiles, job_start.data());
                 check_launch("SpGEMM: hub jobs kernel");
+                chunk_bounds = Array<Offset>(hubs * (max_chunks + 1), ctx_);
+                tx.job_start = job_start.data();
+                chunk_bounds_kernel<1024, 4><<<unsigned(hubs), 1024, 0, stream>>>(x_, tx, chunk_bounds.data());
+                check_launch("SpGEMM: chunk bounds kernel");
+                tx.chunk_bounds = chunk_bounds.data();
                 pair_bits = Array<std::uint32_t>(tx.pairs * (max_tile / 32), ctx_);
                 check(cudaMemsetAsync(pair_bits.data(), 0, pair_bits.size() * sizeof(std::uint32_t), stream),
                       "SpGEMM: memset");
-                tx.job_start = job_start.data();
                 tx.pair_bits = pair_bits.data();
             }
         }
@@ -868,8 +927,7 @@ public:
             exclusive_sum(job_nnz.data(), job_off.data(), tx.pairs + 1, scratch_, ctx_);
             tx.job_off = job_off.data();
             tx.next_job = job_counters.data() + 1;
-            if (chunk_) {
-                pair_bits = Array<std::uint32_t>(0, ctx_);
+            if (chunk_) {  // (pair_bits, the symbolic bitmaps, place the folded entries)
                 partial = Array<unsigned char>(tx.jobs * max_tile * sizeof(T), ctx_);
                 partial_bits = Array<std::uint32_t>(tx.jobs * (max_tile / 32), ctx_);
                 tx.partial = partial.data();
@@ -882,7 +940,8 @@ public:
                 const cudaStream_t s = fork.next();
                 launch_tiles<T, Sr, true>(x, tx, sr_, ctx_.device(), s);
                 if (chunk_) {
-                    pair_fold_kernel<T, Sr, tile_block><<<pair_blocks(tx.pairs), tile_block, 0, s>>>(x, tx, sr_);
+                    pair_fold_kernel<T, Sr, tile_block>
+                        <<<pair_blocks(tx.pairs * (max_tile / tile_block)), tile_block, 0, s>>>(x, tx, sr_);
                     check_launch("SpGEMM: pair fold kernel");
                 }
                 num_ms[tiled_group] = clock_.mark();
@@ -932,9 +991,10 @@ public:
     }
 
 private:
-    // Blocks of a launch of a block per (hub, tile) pair (at most 8 a multiprocessor, each taking several).
-    unsigned pair_blocks(std::uint64_t pairs) const {
-        return unsigned(std::min<std::uint64_t>(pairs, 8 * std::uint64_t(multiprocessor_count(ctx_.device()))));
+    // Blocks of a launch of a block per unit (a (hub, tile) pair, or a part of one): at most 8 a multiprocessor,
+    // each taking several.
+    unsigned pair_blocks(std::uint64_t units) const {
+        return unsigned(std::min<std::uint64_t>(units, 8 * std::uint64_t(multiprocessor_count(ctx_.device()))));
     }
     // Blocks of a launch of shared-memory group g over its rows.
     static std::uint64_t group_blocks(unsigned g, std::uint64_t rows) {
