@@ -524,16 +524,18 @@ Grouping group_rows(const GroupArgs& proto, bool count_products, bool place, con
 }
 
 // Chunks of the hub rows' entries of A, so that a few hubs still make jobs enough for the device: with fewer
-// (hub, tile) pairs than the tile kernel's blocks (8 a multiprocessor), the products a chunk should hold such
-// that all the chunks' jobs about fill them (at least min_chunk_products; a hub has at most max_chunks chunks and
-// one per entry). 0: no hub is chunked. HYBLA_SPGEMM_CHUNK sets the products per chunk (tests; 0: none).
+// (hub, tile) pairs than multiprocessors (some would have no job), the products a chunk should hold such that
+// all the chunks' jobs about fill the tile kernel's blocks (8 a multiprocessor; at least min_chunk_products; a hub
+// has at most max_chunks chunks and one per entry). 0: no hub is chunked. (With more pairs the chunks' partials
+// and fold cost more than they even out: musae_facebook's 378 pairs, symbolic tiles 55 -> 77 us.)
+// HYBLA_SPGEMM_CHUNK sets the products per chunk (tests; 0: none).
 inline constexpr unsigned max_chunks = 64;
 inline constexpr Offset min_chunk_products = 2048;
 Offset hub_chunk(const Grouping& g, std::uint64_t tiles, int device) {
     if (g.counts[tiled_group] == 0) return 0;
     if (std::getenv("HYBLA_SPGEMM_CHUNK")) return env_unsigned("HYBLA_SPGEMM_CHUNK", 0);
-    const std::uint64_t blocks = 8 * std::uint64_t(multiprocessor_count(device));
-    if (g.counts[tiled_group] * tiles >= blocks) return 0;
+    const std::uint64_t sms = multiprocessor_count(device), blocks = 8 * sms;
+    if (g.counts[tiled_group] * tiles >= sms) return 0;
     const Offset chunk = std::max<Offset>(min_chunk_products, (g.hub_products * tiles + blocks - 1) / blocks);
     return chunk < g.hub_max_products ? chunk : 0;
 }
