@@ -36,13 +36,14 @@ struct CompactLabels {
     std::vector<L> labels;       // labels[c]: the original label of compact label c (k entries)
 };
 
-template <Label L>
-CompactLabels<L> compact_labels(std::span<const L> labels, LabelOrder order = LabelOrder::first_appearance) {
-    CompactLabels<L> r;
-    r.compact.resize(labels.size());
-    if (labels.empty()) return r;
-    // Labels within a range of at most 4n + 1024 values (cluster numbers, vertex ids) are numbered through a
-    // table indexed by label - min; others through a hash map or a sort. Differences are taken as unsigned.
+namespace detail {
+// The compact renumbering: emit(v, c) for each vertex v, c its compact label; returns the original label of each
+// compact label. Labels within a range of at most 4n + 1024 values (cluster numbers, vertex ids) are numbered
+// through a table indexed by label - min; others through a hash map or a sort. Differences are taken as unsigned.
+template <Label L, class Emit>
+std::vector<L> renumber(std::span<const L> labels, LabelOrder order, Emit&& emit) {
+    std::vector<L> out;
+    if (labels.empty()) return out;
     using U = std::make_unsigned_t<L>;
     const auto [lo, hi] = std::minmax_element(labels.begin(), labels.end());
     const U base = U(*lo);
@@ -55,37 +56,46 @@ CompactLabels<L> compact_labels(std::span<const L> labels, LabelOrder order = La
             for (L l : labels) slot(l) = 0;
             for (std::uint64_t x = 0; x <= span; ++x)
                 if (id[x] != none) {
-                    id[x] = Index(r.labels.size());
-                    r.labels.push_back(L(U(base + U(x))));
+                    id[x] = Index(out.size());
+                    out.push_back(L(U(base + U(x))));
                 }
-            for (std::size_t v = 0; v < labels.size(); ++v) r.compact[v] = slot(labels[v]);
+            for (std::size_t v = 0; v < labels.size(); ++v) emit(v, slot(labels[v]));
         } else {
             for (std::size_t v = 0; v < labels.size(); ++v) {
                 Index& c = slot(labels[v]);
                 if (c == none) {
-                    c = Index(r.labels.size());
-                    r.labels.push_back(labels[v]);
+                    c = Index(out.size());
+                    out.push_back(labels[v]);
                 }
-                r.compact[v] = c;
+                emit(v, c);
             }
         }
-        return r;
+        return out;
     }
     if (order == LabelOrder::value) {
-        r.labels.assign(labels.begin(), labels.end());
-        std::sort(r.labels.begin(), r.labels.end());
-        r.labels.erase(std::unique(r.labels.begin(), r.labels.end()), r.labels.end());
+        out.assign(labels.begin(), labels.end());
+        std::sort(out.begin(), out.end());
+        out.erase(std::unique(out.begin(), out.end()), out.end());
         for (std::size_t v = 0; v < labels.size(); ++v)
-            r.compact[v] = Index(std::lower_bound(r.labels.begin(), r.labels.end(), labels[v]) - r.labels.begin());
-        return r;
+            emit(v, Index(std::lower_bound(out.begin(), out.end(), labels[v]) - out.begin()));
+        return out;
     }
     std::unordered_map<L, Index> id;
     id.reserve(labels.size());
     for (std::size_t v = 0; v < labels.size(); ++v) {
-        auto [it, fresh] = id.try_emplace(labels[v], Index(r.labels.size()));
-        if (fresh) r.labels.push_back(labels[v]);
-        r.compact[v] = it->second;
+        auto [it, fresh] = id.try_emplace(labels[v], Index(out.size()));
+        if (fresh) out.push_back(labels[v]);
+        emit(v, it->second);
     }
+    return out;
+}
+}  // namespace detail
+
+template <Label L>
+CompactLabels<L> compact_labels(std::span<const L> labels, LabelOrder order = LabelOrder::first_appearance) {
+    CompactLabels<L> r;
+    r.compact.resize(labels.size());
+    r.labels = detail::renumber(labels, order, [&](std::size_t v, Index c) { r.compact[v] = c; });
     return r;
 }
 
@@ -102,20 +112,14 @@ struct Contracted {
 };
 
 namespace detail {
-// Sᵀ (n x k) for the compact labels, in ctx: one entry per row, at the vertex's compact label. Its CSR is written
-// directly (S itself is formed from it where A lives; writing both on the host and uploading them measured no
-// faster).
+// Sᵀ (n x k), one entry per row at columns[v] (each below k), in ctx: its CSR written directly and uploaded (S
+// itself is formed from it where A lives; writing both on the host and uploading them measured no faster).
 template <class T>
-Matrix<T> indicator_transposed(const std::vector<Index>& compact, Index k, const Context& ctx) {
-    const Index n = compact.size();
+Matrix<T> indicator_transposed(Array<ColIndex> columns, Index k, const Context& ctx) {
+    const Index n = columns.size();
     Array<Offset> offsets(n + 1);
-    Array<ColIndex> columns(n);
-    for (Index v = 0; v < n; ++v) {
-        offsets[v] = v;
-        columns[v] = ColIndex(compact[v]);
-    }
-    offsets[n] = n;
-    return Matrix<T>::import_csr(n, k, std::move(offsets), std::move(columns), Array<T>(n, T(1))).to(ctx);
+    for (Index v = 0; v <= n; ++v) offsets[v] = v;
+    return Matrix<T>::import_csr(n, k, std::move(offsets), std::move(columns), Array<T>(n, T(1)), false).to(ctx);
 }
 
 // S·(A·Sᵀ) from st = Sᵀ (n x k, one entry per row). A·Sᵀ first: a cluster's row then spans k columns, not n,
@@ -143,10 +147,13 @@ Contracted<T, L> contract(const Matrix<T>& a, std::span<const L> labels, const C
     if (labels.size() != n)
         throw InvalidValue("contract: expected one label per vertex, " + std::to_string(n) + " in all, got " +
                            std::to_string(labels.size()) + " labels");
-    CompactLabels<L> cl = compact_labels(labels, options.order);
-    const Index k = cl.labels.size();
+    // The compact labels go straight into Sᵀ's column indices.
+    Array<ColIndex> columns(n);
+    std::vector<L> original =
+        detail::renumber(labels, options.order, [&](std::size_t v, Index c) { columns[v] = ColIndex(c); });
+    const Index k = original.size();
 
-    const Matrix<T> st = detail::indicator_transposed<T>(cl.compact, k, a.context());
+    const Matrix<T> st = detail::indicator_transposed<T>(std::move(columns), k, a.context());
     Matrix<T> c = [&] {
         switch (options.combine) {
             case Combine::min: return detail::coarsen<min_monoid>(st, a);
@@ -160,7 +167,7 @@ Contracted<T, L> contract(const Matrix<T>& a, std::span<const L> labels, const C
         select(off, no_mask, no_accum, offdiag{}, c);
         c = std::move(off);
     }
-    return {std::move(c), std::move(cl.labels)};
+    return {std::move(c), std::move(original)};
 }
 template <class T, Label L>
 Contracted<T, L> contract(const Matrix<T>& a, const std::vector<L>& labels, const ContractOptions& options = {}) {

@@ -121,7 +121,7 @@ public:
     // A copy in another context (the only way a matrix changes place).
     Matrix to(const Context& ctx) const {
         if (ctx == ctx_) return *this;
-        Matrix m(nrows_, ncols_, ctx);
+        Matrix m(Unfilled{}, nrows_, ncols_, ctx);
         m.offsets_ = offsets_.to(ctx);
         m.indices_ = indices_.to(ctx);
         m.values_ = values_.to(ctx);
@@ -265,8 +265,9 @@ public:
             else
                 validate_csr(nrows, ncols, offsets, indices, values, "import_csr");
         }
-        Matrix m(nrows, ncols, Context::cpu());
-        m.ctx_ = ctx;
+        detail::check_dimension(nrows, "number of rows");
+        detail::check_dimension(ncols, "number of columns");
+        Matrix m(Unfilled{}, nrows, ncols, ctx);
         m.nvals_ = offsets.empty() ? 0 : offsets.get(nrows);
         m.offsets_ = std::move(offsets);
         m.indices_ = std::move(indices);
@@ -379,6 +380,11 @@ public:
     }
 
 private:
+    // A matrix whose arrays the caller sets at once. (An empty nrows x ncols matrix writes nrows + 1 offsets only
+    // for them to be dropped: on the host for every result a GPU operation imports, 0.2 ms for 82,000 rows.)
+    struct Unfilled {};
+    Matrix(Unfilled, Index nrows, Index ncols, const Context& ctx) : nrows_(nrows), ncols_(ncols), ctx_(ctx) {}
+
     void check_index(Index i, Index j) const {
         if (i >= nrows_ || j >= ncols_)
             throw InvalidIndex("index (" + std::to_string(i) + ", " + std::to_string(j) + ") is outside a " +
