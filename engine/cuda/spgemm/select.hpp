@@ -44,10 +44,10 @@ inline SpgemmChoice spgemm_choice() {
 }
 
 // By default a product goes to ESC when it is small (fewer than esc_below intermediate products) and its rows
-// are heavy on average (more than esc_row_products products a row, as in a contraction's S·A by few clusters):
-// ESC spreads the products evenly where the hash SpGEMM would leave most of the GPU waiting on a few rows. Every
-// other product takes the hash SpGEMM (README.md, "Measurements"); a giant cluster's row does too, its hub jobs
-// cut into chunks of its entries of A.
+// are heavy on average (more than esc_row_products products a row, as in S·X by a few clusters): ESC spreads the
+// products evenly where the hash SpGEMM would leave most of the GPU waiting on a few rows. Every other product
+// takes the hash SpGEMM (README.md, "Measurements"); a giant cluster's row does too, its hub jobs cut into chunks
+// of about equal products.
 inline constexpr Offset esc_below = Offset(1) << 22;
 inline constexpr Offset esc_row_products = 200;
 inline bool esc_preferred(Offset products, Index rows) {
