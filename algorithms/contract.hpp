@@ -119,9 +119,7 @@ Matrix<T> indicator_transposed(Array<ColIndex> columns, Index k, const Context& 
     const Index n = columns.size();
     Array<Offset> offsets(n + 1);
     for (Index v = 0; v <= n; ++v) offsets[v] = v;
-    Matrix<T> st = Matrix<T>::import_csr(n, k, std::move(offsets), std::move(columns), Array<T>(n, T(1)), false);
-    if (st.context() == ctx) return st;  // (to() would copy it)
-    return st.to(ctx);
+    return Matrix<T>::import_csr(n, k, std::move(offsets), std::move(columns), Array<T>(n, T(1)), false).to(ctx);
 }
 
 // S·(A·Sᵀ) from st = Sᵀ (n x k, one entry per row). A·Sᵀ first: a cluster's row then spans k columns, not n,

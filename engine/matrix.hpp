@@ -119,7 +119,7 @@ public:
     const Context& context() const { return ctx_; }
 
     // A copy in another context (the only way a matrix changes place).
-    Matrix to(const Context& ctx) const {
+    Matrix to(const Context& ctx) const& {
         if (ctx == ctx_) return *this;
         Matrix m(Unfilled{}, nrows_, ncols_, ctx);
         m.offsets_ = offsets_.to(ctx);
@@ -127,6 +127,11 @@ public:
         m.values_ = values_.to(ctx);
         m.nvals_ = nvals_;
         return m;
+    }
+    // A temporary already in ctx is moved, not copied.
+    Matrix to(const Context& ctx) && {
+        if (ctx == ctx_) return std::move(*this);
+        return static_cast<const Matrix&>(*this).to(ctx);
     }
 
     // Tuples in row-major order (copied to the host for a GPU matrix).
