@@ -94,6 +94,19 @@ public:
         n_ = 0;
         return out;
     }
+    // 0, 1, ..., n - 1 in ctx (an integer type; 4 or 8 bytes on the GPU, where no host array is made).
+    static Array iota(std::size_t n, const Context& ctx = Context::cpu()) {
+        static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>, "Array::iota: an integer type");
+        Array out(n, ctx);
+        if (!out.on_device()) {
+            for (std::size_t i = 0; i < n; ++i) out.p_[i] = T(i);
+        } else {
+            if constexpr (sizeof(T) != 4 && sizeof(T) != 8)
+                throw InvalidValue("Array::iota on the GPU: 4- or 8-byte integers only");
+            cuda::iota(out.p_, n, sizeof(T), ctx.stream());
+        }
+        return out;
+    }
     void fill(const T& v) {
         if (!on_device()) std::fill_n(p_, n_, v);
         else cuda::fill(p_, n_, &v, sizeof(T), ctx_.stream());

@@ -279,6 +279,18 @@ public:
         m.values_ = std::move(values);
         return m;
     }
+    // Takes CSR arrays known to be valid, unchecked, with nvals = offsets[nrows] given: for backends and callers
+    // that built the arrays themselves (a GPU matrix is then made without reading its last offset back, which
+    // would wait for the work writing it).
+    static Matrix adopt_csr(Index nrows, Index ncols, Offset nvals, Array<Offset> offsets, Array<ColIndex> indices,
+                            Array<T> values) {
+        Matrix m(Unfilled{}, nrows, ncols, offsets.context());
+        m.nvals_ = nvals;
+        m.offsets_ = std::move(offsets);
+        m.indices_ = std::move(indices);
+        m.values_ = std::move(values);
+        return m;
+    }
     static Matrix import_csr(CsrArrays<T> csr, bool check = true) {
         return import_csr(csr.nrows, csr.ncols, std::move(csr.offsets), std::move(csr.indices),
                           std::move(csr.values), check);

@@ -1433,7 +1433,8 @@ TEST_CASE("SpGEMM hash: many short rows whose products a lane counts and a few l
     ref::Gen g(207);
     // At least 2^16 rows of A averaging fewer than 8 entries: the grouping counts each row's products in a lane of
     // its own; rows of more than 16 entries (17, 40 and 300 here) are counted by the whole warp. B's rows have 0
-    // to 4 entries, 1% of them 500.
+    // to 4 entries, 1% of them 500. (More than 2^16 rows also take CUB's scan of the row counts on the GPU, where
+    // fewer take one block's.)
     const Index m = 70001, k = 5003, n = 9001;
     std::vector<Index> adeg(m);
     for (Index& d : adeg) d = g.uniform(0, 4);

@@ -357,6 +357,17 @@ TEST_CASE("Matrix::import_csr takes the arrays without copying", "[objects][matr
         check_csr_invariants(b);
         auto c = Matrix<int>::import_csr(std::move(out));
         REF_REQUIRE_SAME(ref::to_dense(c), d);
+
+        // adopt_csr: the same arrays, nvals given, nothing copied.
+        auto csr3 = csr_of(d);
+        const Offset nnz = csr3.offsets[m];
+        const int* v3 = csr3.values.data();
+        auto e = Matrix<int>::adopt_csr(m, n, nnz, std::move(csr3.offsets), std::move(csr3.indices),
+                                        std::move(csr3.values));
+        CHECK(e.storage_values().data() == v3);
+        CHECK(e.nvals() == nnz);
+        check_csr_invariants(e);
+        REF_REQUIRE_SAME(ref::to_dense(e), d);
     }
 }
 
@@ -925,6 +936,20 @@ TEST_CASE("Array basics", "[objects][array]") {
     Array<double> g{std::span<const double>(src)};
     CHECK(g.size() == 2);
     CHECK(g[1] == 1.5);
+    const Array<std::uint32_t> seq = Array<std::uint32_t>::iota(5);
+    CHECK(std::vector<std::uint32_t>(seq.begin(), seq.end()) == std::vector<std::uint32_t>{0, 1, 2, 3, 4});
+    CHECK(Array<int>::iota(0).empty());
+    // In the default context (the GPU's on the CUDA backend), 0..n-1 for 4- and 8-byte integers.
+    for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(1000), std::size_t(70001)}) {
+        const Array<std::uint64_t> wide = Array<std::uint64_t>::iota(n, default_context()).to(Context::cpu());
+        const Array<std::int32_t> narrow = Array<std::int32_t>::iota(n, default_context()).to(Context::cpu());
+        REQUIRE(wide.size() == n);
+        REQUIRE(narrow.size() == n);
+        for (std::size_t i = 0; i < n; ++i) {
+            REQUIRE(wide[i] == i);
+            REQUIRE(narrow[i] == std::int32_t(i));
+        }
+    }
     Array<bool> bits(3, true);  // bool by address works (std::vector<bool> could not)
     bool* bp = bits.data();
     bp[1] = false;

@@ -1,5 +1,6 @@
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -135,9 +136,16 @@ std::size_t available_device_bytes(int device) {
     return free_bytes;
 }
 
+// Makes device current; asking first is cheaper than setting (an allocation and a free a product make dozens).
+static cudaError_t use_device(int device) {
+    int current = -1;
+    if (cudaGetDevice(&current) == cudaSuccess && current == device) return cudaSuccess;
+    return cudaSetDevice(device);
+}
+
 void* allocate(std::size_t bytes, int device, void* stream, const char* what) {
     if (bytes == 0) return nullptr;
-    check(cudaSetDevice(device), "cudaSetDevice");
+    check(use_device(device), "cudaSetDevice");
     setup_device(device);
     void* p = nullptr;
     cudaError_t e = cudaMallocAsync(&p, bytes, as_stream(stream));
@@ -157,7 +165,7 @@ void* allocate(std::size_t bytes, int device, void* stream, const char* what) {
 
 void release(void* p, int device, void* stream) noexcept {
     if (!p) return;
-    cudaSetDevice(device);
+    use_device(device);
     cudaFreeAsync(p, as_stream(stream));
 }
 
@@ -194,8 +202,14 @@ __global__ void fill_kernel(W* p, std::size_t n, W v) {
 
 void fill(void* p, std::size_t count, const void* value, std::size_t elem_bytes, void* stream) {
     if (count == 0) return;
-    unsigned blocks = unsigned(std::min<std::size_t>((count + 255) / 256, 65535));
     auto s = as_stream(stream);
+    // All bytes zero (offsets of an empty matrix, counters): a memset, cheaper to queue than a kernel.
+    const auto* bytes = static_cast<const unsigned char*>(value);
+    if (std::all_of(bytes, bytes + elem_bytes, [](unsigned char b) { return b == 0; })) {
+        check(cudaMemsetAsync(p, 0, count * elem_bytes, s), "cudaMemsetAsync (fill)");
+        return;
+    }
+    unsigned blocks = unsigned(std::min<std::size_t>((count + 255) / 256, 65535));
     switch (elem_bytes) {
         case 1: fill_kernel<<<blocks, 256, 0, s>>>(static_cast<std::uint8_t*>(p), count, *static_cast<const std::uint8_t*>(value)); break;
         case 2: fill_kernel<<<blocks, 256, 0, s>>>(static_cast<std::uint16_t*>(p), count, *static_cast<const std::uint16_t*>(value)); break;
@@ -204,6 +218,24 @@ void fill(void* p, std::size_t count, const void* value, std::size_t elem_bytes,
         default: throw InvalidValue("cuda::fill: element size " + std::to_string(elem_bytes) + " is not 1, 2, 4 or 8");
     }
     checked(int(cudaGetLastError()), "fill kernel");
+}
+
+template <class W>
+__global__ void iota_kernel(W* p, std::size_t n) {
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+        p[i] = W(i);
+}
+
+void iota(void* p, std::size_t count, std::size_t elem_bytes, void* stream) {
+    if (count == 0) return;
+    const unsigned blocks = unsigned(std::min<std::size_t>((count + 255) / 256, 65535));
+    auto s = as_stream(stream);
+    switch (elem_bytes) {
+        case 4: iota_kernel<<<blocks, 256, 0, s>>>(static_cast<std::uint32_t*>(p), count); break;
+        case 8: iota_kernel<<<blocks, 256, 0, s>>>(static_cast<std::uint64_t*>(p), count); break;
+        default: throw InvalidValue("cuda::iota: element size " + std::to_string(elem_bytes) + " is not 4 or 8");
+    }
+    checked(int(cudaGetLastError()), "iota kernel");
 }
 
 HostCell host_cell_create(std::size_t bytes, int device) {

@@ -51,6 +51,8 @@ void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, void* st
 void synchronize(void* stream);
 // Sets count elements of p (of elem_bytes each, 1, 2, 4 or 8) to the bit pattern of *value.
 void fill(void* p, std::size_t count, const void* value, std::size_t elem_bytes, void* stream);
+// Sets the count unsigned integers of p (of elem_bytes each, 4 or 8) to 0, 1, ..., count - 1.
+void iota(void* p, std::size_t count, std::size_t elem_bytes, void* stream);
 
 // A result the GPU leaves in host memory in stream order (a reduction to a Scalar): page-locked memory that
 // kernels write directly, and an event recorded behind the write, so that the host waits for that result

@@ -188,7 +188,7 @@ Matrix<T> multiply(const Matrix<T>& a, const Matrix<T>& bt, const Sr& sr, const 
                                                                   vals.data(), c_off.data(), c_cols.data(),
                                                                   c_vals.data());
     check_launch("SpGEMM (dot): compact kernel");
-    return Matrix<T>::import_csr(m, n, std::move(c_off), std::move(c_cols), std::move(c_vals), false);
+    return Matrix<T>::adopt_csr(m, n, nnz, std::move(c_off), std::move(c_cols), std::move(c_vals));
 }
 
 }  // namespace

@@ -479,7 +479,7 @@ Matrix<T> esc_spgemm(const Matrix<T>& a, const Matrix<T>& b, SemiringCode sr, co
     esc::PatternResult pattern = esc::expand_sort_compress(x, mask, ctx, sink);
     if (pattern.empty) return Matrix<T>(m, n, ctx);
     Array<T> vals = sink.values(pattern.nnz, ctx);
-    return Matrix<T>::import_csr(m, n, std::move(pattern.offsets), std::move(pattern.cols), std::move(vals), false);
+    return Matrix<T>::adopt_csr(m, n, pattern.nnz, std::move(pattern.offsets), std::move(pattern.cols), std::move(vals));
 }
 
 #define HYBLA_SPGEMM_INSTANTIATE(T) \

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <bit>
 #include <chrono>
 #include <cstdlib>
@@ -397,13 +398,26 @@ unsigned shared_groups_enabled(int device) {
     return g;
 }
 
+// Lets Kernel take `bytes` of dynamic shared memory: set once per device (devices under 64; a call costs about
+// 1 us of host time, a product launches a dozen kernels).
+template <auto Kernel>
+void allow_shared(std::size_t bytes) {
+    if (bytes <= 48 * 1024) return;
+    static std::atomic<std::uint64_t> done{0};
+    int device = 0;
+    check(cudaGetDevice(&device), "SpGEMM: cudaGetDevice");
+    const std::uint64_t bit = device < 64 ? std::uint64_t(1) << device : 0;
+    if (done.load(std::memory_order_relaxed) & bit) return;
+    check(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)),
+          "SpGEMM: cudaFuncSetAttribute");
+    done.fetch_or(bit, std::memory_order_relaxed);
+}
+
 template <class T, class Sr, bool Values, unsigned G, unsigned BLOCK, unsigned S>
 void launch_rows(const RowArgs& x, const Sr& sr, std::uint64_t blocks, cudaStream_t stream) {
     constexpr std::size_t bytes = group_layout<Values, sizeof(T), G, BLOCK, S>().bytes;
-    auto kernel = rows_kernel<T, Sr, Values, G, BLOCK, S>;
-    if (bytes > 48 * 1024)
-        check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)),
-              "SpGEMM: cudaFuncSetAttribute");
+    constexpr auto kernel = rows_kernel<T, Sr, Values, G, BLOCK, S>;
+    allow_shared<kernel>(bytes);
     kernel<<<unsigned(std::min<std::uint64_t>(blocks, 0x7FFFFFFF)), BLOCK, bytes, stream>>>(x, sr);
     check_launch(Values ? "SpGEMM: numeric kernel" : "SpGEMM: symbolic kernel");
 }
@@ -441,10 +455,8 @@ __global__ void split_kernel(Index rows, const Offset* b_off, const ColIndex* b_
 template <class T, class Sr, bool Values>
 void launch_tiles(const RowArgs& x, const TileArgs& t, const Sr& sr, int device, cudaStream_t stream) {
     constexpr std::size_t bytes = tile_bytes<Values, sizeof(T)>();
-    auto kernel = tile_rows_kernel<T, Sr, Values>;
-    if (bytes > 48 * 1024)
-        check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)),
-              "SpGEMM: cudaFuncSetAttribute");
+    constexpr auto kernel = tile_rows_kernel<T, Sr, Values>;
+    allow_shared<kernel>(bytes);
     const std::uint64_t blocks = std::min<std::uint64_t>(t.jobs, 8 * std::uint64_t(multiprocessor_count(device)));
     kernel<<<unsigned(blocks), tile_block, bytes, stream>>>(x, t, sr);
     check_launch(Values ? "SpGEMM: numeric tile kernel" : "SpGEMM: symbolic tile kernel");
@@ -469,15 +481,32 @@ unsigned tile_width() {
 
 // Rows listed by group, and where each group starts.
 struct Grouping {
-    Array<Offset> size;
-    Array<std::uint32_t> rows;      // filled by place_rows
-    Array<std::uint8_t> keys;       // each row's group
-    Array<GroupStats> stats;        // on the device
+    Grouping() = default;
+    Grouping(Index rows_, const Context& ctx)
+        : storage(words(sizeof(GroupStats)) + rows_ + words(4 * rows_) + words(rows_), ctx), m(rows_) {
+        std::uint64_t* w = storage.data();
+        stats = reinterpret_cast<GroupStats*>(w);
+        size = w + words(sizeof(GroupStats));
+        rows = reinterpret_cast<std::uint32_t*>(size + m);
+        keys = reinterpret_cast<std::uint8_t*>(size + m + words(4 * m));
+    }
+    // The device arrays below in one allocation (a product groups its rows twice; an allocation and its free
+    // cost about 2 us of host time).
+    Array<std::uint64_t> storage;
+    Index m = 0;
+    GroupStats* stats = nullptr;
+    Offset* size = nullptr;
+    std::uint32_t* rows = nullptr;  // filled by place_rows
+    std::uint8_t* keys = nullptr;   // each row's group
     std::array<unsigned long long, group_count> counts{}, start{};
     unsigned long long global_max = 0;  // the largest size in the global group
     unsigned long long total = 0;  // products (symbolic) or entries (numeric) of all rows
     unsigned long long hub_products = 0, hub_max_products = 0;  // as in GroupStats
+
+private:
+    static std::uint64_t words(std::uint64_t bytes) { return (bytes + 7) / 8; }
 };
+static_assert(alignof(GroupStats) <= 8);
 
 // Blocks of the grouping kernels: at most a few per SM, as each block adds its counts to the same few words.
 unsigned grouping_blocks(std::uint64_t threads, const Context& ctx) {
@@ -486,9 +515,8 @@ unsigned grouping_blocks(std::uint64_t threads, const Context& ctx) {
 
 // Lists the rows group by group (rows), after group_rows.
 void place_rows(Grouping& grp, const Context& ctx) {
-    const Index m = grp.size.size();
-    place_kernel<<<grouping_blocks(m, ctx), block_size, 0, stream_of(ctx)>>>(m, grp.keys.data(), grp.stats.data(),
-                                                                             grp.rows.data());
+    const Index m = grp.m;
+    place_kernel<<<grouping_blocks(m, ctx), block_size, 0, stream_of(ctx)>>>(m, grp.keys, grp.stats, grp.rows);
     check_launch("SpGEMM: place kernel");
 }
 
@@ -496,20 +524,19 @@ void place_rows(Grouping& grp, const Context& ctx) {
 // are also listed by group (place_rows) while the host waits; otherwise the caller may do it later, or never.
 Grouping group_rows(const GroupArgs& proto, bool count_products, bool place, const Context& ctx) {
     const cudaStream_t stream = stream_of(ctx);
-    Grouping out{Array<Offset>(proto.m, ctx), Array<std::uint32_t>(proto.m, ctx), Array<std::uint8_t>(proto.m, ctx),
-                 Array<GroupStats>(1, ctx)};
-    check(cudaMemsetAsync(out.stats.data(), 0, sizeof(GroupStats), stream), "SpGEMM: memset");
+    Grouping out(proto.m, ctx);
+    check(cudaMemsetAsync(out.stats, 0, sizeof(GroupStats), stream), "SpGEMM: memset");
     GroupArgs x = proto;
-    x.size = out.size.data();
-    x.key = out.keys.data();
-    x.stats = out.stats.data();
+    x.size = out.size;
+    x.key = out.keys;
+    x.stats = out.stats;
     const unsigned blocks = grouping_blocks(count_products && !proto.lane_rows ? proto.m * 32 : proto.m, ctx);
     if (count_products) group_kernel<true><<<blocks, block_size, 0, stream>>>(x);
     else group_kernel<false><<<blocks, block_size, 0, stream>>>(x);
     check_launch("SpGEMM: group kernel");
     if (place) place_rows(out, ctx);
     GroupStats host;
-    cuda::copy(&host, out.stats.data(), sizeof host, CopyKind::device_to_host, ctx.stream());
+    cuda::copy(&host, out.stats, sizeof host, CopyKind::device_to_host, ctx.stream());
     unsigned long long at = 0;
     for (unsigned g = 0; g < group_count; ++g) {
         out.counts[g] = host.counts[g];
@@ -545,6 +572,27 @@ std::uint64_t pow2_at_least(std::uint64_t v) {
     while (s < v) s <<= 1;
     return s;
 }
+
+// The device memory free at a call, asked for once and only when needed: asking costs about 10 us of host time
+// (cudaMemGetInfo), as much as a small product's kernels. What needs at most `small` bytes is allocated without
+// asking (an allocation that still fails throws OutOfMemory).
+class FreeMemory {
+public:
+    static constexpr std::uint64_t small = std::uint64_t(64) << 20;
+    explicit FreeMemory(int device) : device_(device) {}
+    std::uint64_t bytes() {
+        if (!known_) {
+            bytes_ = available_device_bytes(device_);
+            known_ = true;
+        }
+        return bytes_;
+    }
+
+private:
+    int device_;
+    bool known_ = false;
+    std::uint64_t bytes_ = 0;
+};
 
 // Global tables for the rows of the global group: blocks x slots, as many blocks (up to two per SM) as a
 // quarter of the free memory holds. Fails naming the bytes when not even one fits.
@@ -756,9 +804,9 @@ template <class T, class Sr>
 class HashProduct {
 public:
     // products: each row's intermediate products when the caller has them, else where they are written (with
-    // products[rows] = 0, ready for an exclusive sum). free_bytes: the device memory free at the call.
+    // products[rows] = 0, ready for an exclusive sum). free: the device memory free at the call.
     HashProduct(const Csr<T>& a, const Csr<T>& b, const Sr& sr, const MaskPattern* mask, Offset* products,
-                bool products_given, std::size_t free_bytes, const Context& ctx)
+                bool products_given, FreeMemory& free, const Context& ctx)
         : a_(a), b_(b), sr_(sr), ctx_(ctx), products_given_(products_given), clock_(stream_of(ctx)),
           row_nnz_(a.rows + 1, ctx), c_off_(a.rows + 1, ctx), scratch_(ctx) {
         const Index m = a.rows, n = b.cols;
@@ -778,7 +826,8 @@ public:
         // Unmasked hub rows go to tiles when B's split table fits an eighth of the free memory.
         width_ = tile_width();
         tiles_ = (n + width_ - 1) / width_;
-        const bool tiling = !mask && b.rows * (tiles_ + 1) * sizeof(Offset) <= free_bytes / 8;
+        const std::uint64_t split_bytes = b.rows * (tiles_ + 1) * sizeof(Offset);
+        const bool tiling = !mask && (split_bytes <= FreeMemory::small / 8 || split_bytes <= free.bytes() / 8);
         // A lane counts a row's products where rows are many and short (road networks), a warp elsewhere.
         const bool lane_rows = m >= (Index(1) << 16) && a.nnz <= 8 * std::uint64_t(m);
         gp_ = GroupArgs{m,         n,        lane_rows,     a.off, a.idx, b.off, products, nullptr,
@@ -804,7 +853,7 @@ public:
 
         // Symbolic phase: each row's distinct columns, grouped by an upper bound of them.
         place_rows(sym_, ctx_);
-        x.size = sym_.size.data();
+        x.size = sym_.size;
         x.row_nnz = row_nnz_.data();
         Array<Offset> split_table(0, ctx_), job_nnz(0, ctx_);
         Array<unsigned long long> job_counters(0, ctx_);  // the tile kernels' next job, one per phase
@@ -815,11 +864,18 @@ public:
         tx.tiles = unsigned(tiles_);
         tx.width = width_;
         const bool side_by_side = !trace_enabled();
+        // A phase's launches: its tile launch, if any, and one per group of rows up to `last` (side streams pay
+        // only for two or more).
+        auto launches = [&](const Grouping& gr, unsigned last) {
+            unsigned k = tx.jobs ? 1 : 0;
+            for (unsigned g = 0; g <= last; ++g) k += g != tiled_group && gr.counts[g] != 0;
+            return k;
+        };
         if (const std::uint64_t hubs = sym_.counts[tiled_group]) {
             // The hub rows keep this order in the numeric phase (jobs are numbered by it).
             tx.pairs = hubs * tiles_;
             tx.jobs = tx.pairs;
-            tx.rows = sym_.rows.data() + sym_.start[tiled_group];
+            tx.rows = sym_.rows + sym_.start[tiled_group];
             split_table = Array<Offset>(b_.rows * (tiles_ + 1), ctx_);
             job_nnz = Array<Offset>(tx.pairs + 1, ctx_);
             check(cudaMemsetAsync(job_nnz.data() + tx.pairs, 0, sizeof(Offset), stream), "SpGEMM: memset");
@@ -850,7 +906,7 @@ public:
         {
             const GlobalTables gt = plan_global(sym_, 4 + 1, ctx_);
             Array<std::uint32_t> t_keys(gt.blocks * gt.slots, ctx_), t_hits(gt.blocks * gt.slots / 32, ctx_);
-            Fork fork(stream, ctx_.device(), side_by_side);
+            Fork fork(stream, ctx_.device(), side_by_side && launches(sym_, global_group) > 1);
             if (tx.jobs) {  // first: the longest launch, as a rule
                 const cudaStream_t s = fork.next();
                 split_kernel<<<grid_for(b_.rows * (tiles_ + 1)), block_size, 0, s>>>(b_.rows, b_.off, b_.idx, tx.tiles,
@@ -866,7 +922,7 @@ public:
             for (unsigned g = 0; g <= global_group; ++g) {
                 if (sym_.counts[g] == 0) continue;
                 RowArgs xg = x;
-                xg.rows = sym_.rows.data() + sym_.start[g];
+                xg.rows = sym_.rows + sym_.start[g];
                 xg.nrows = sym_.counts[g];
                 std::uint64_t blocks;
                 if (g == global_group) {
@@ -883,9 +939,6 @@ public:
             fork.join();
         }
         exclusive_sum(row_nnz_.data(), c_off_.data(), m + 1, scratch_, ctx_);
-        // Of the symbolic grouping only the hub rows' listing (tx.rows) is read from here on.
-        sym_.size = Array<Offset>(0, ctx_);
-        sym_.keys = Array<std::uint8_t>(0, ctx_);
 
         // Grouped again by each row's exact count; the total is nnz(C).
         GroupArgs gn = gp_;
@@ -913,7 +966,7 @@ public:
         Array<T> c_vals(nnz, ctx_);
 
         // Numeric phase.
-        x.size = grp.size.data();
+        x.size = grp.size;
         x.row_nnz = nullptr;
         x.c_off = c_off_.data();
         x.c_cols = c_cols.data();
@@ -937,7 +990,7 @@ public:
             }
         }
         {
-            Fork fork(stream, ctx_.device(), side_by_side);
+            Fork fork(stream, ctx_.device(), side_by_side && launches(grp, group_count - 1) > 1);
             if (tx.jobs) {
                 const cudaStream_t s = fork.next();
                 launch_tiles<T, Sr, true>(x, tx, sr_, ctx_.device(), s);
@@ -951,7 +1004,7 @@ public:
             for (unsigned g = 0; g < group_count; ++g) {
                 if (grp.counts[g] == 0 || g == tiled_group) continue;
                 RowArgs xg = x;
-                xg.rows = grp.rows.data() + grp.start[g];
+                xg.rows = grp.rows + grp.start[g];
                 xg.nrows = grp.counts[g];
                 if (g == single_group) {
                     single_rows_kernel<T, Sr><<<grid_for(xg.nrows * 32), block_size, 0, fork.next()>>>(xg.nrows, xg.rows,
@@ -976,7 +1029,7 @@ public:
             fork.join();
         }
         // Rows in global tables were written unsorted.
-        sort_rows<T>(grp.rows.data() + grp.start[global_group], grp.counts[global_group], row_nnz_.data(),
+        sort_rows<T>(grp.rows + grp.start[global_group], grp.counts[global_group], row_nnz_.data(),
                      c_off_.data(), c_cols.data(), c_vals.data(), scratch_, ctx_);
         const double sort_ms = clock_.mark();
         trace("cuda spgemm: hash, numeric rows per group %llu %llu %llu %llu %llu %llu (global) %llu (one entry) "
@@ -1017,8 +1070,7 @@ private:
     unsigned width_ = max_tile;
     std::uint64_t tiles_ = 1;
     Offset chunk_ = 0;  // hub_chunk
-    Grouping sym_{Array<Offset>(0, ctx_), Array<std::uint32_t>(0, ctx_), Array<std::uint8_t>(0, ctx_),
-                  Array<GroupStats>(0, ctx_)};
+    Grouping sym_;
 };
 
 // out[i] = in[i] + base for i < n.
@@ -1029,14 +1081,17 @@ __global__ void shift_offsets_kernel(std::uint64_t n, const Offset* in, Offset b
 // Products per batch of rows: HYBLA_SPGEMM_BATCH when set (tests), else what a third of the free memory holds
 // at two entries of C per product (the batch's and its copy when batches are joined; entries never outnumber
 // products).
+// A product of `all` products whose batch would need at most FreeMemory::small bytes is one batch without asking.
 template <class T>
-std::uint64_t batch_products(std::size_t free_bytes) {
+std::uint64_t batch_products(std::uint64_t all, FreeMemory& free) {
     if (const char* e = std::getenv("HYBLA_SPGEMM_BATCH"); e && *e) {
         char* end = nullptr;
         const unsigned long long v = std::strtoull(e, &end, 10);
         if (end != e && *end == '\0' && v > 0) return v;
     }
-    return std::max<std::uint64_t>(std::uint64_t(1) << 20, free_bytes / 3 / (2 * (sizeof(ColIndex) + sizeof(T))));
+    constexpr std::uint64_t per_product = 3 * 2 * (sizeof(ColIndex) + sizeof(T));
+    if (all <= FreeMemory::small / per_product) return std::max<std::uint64_t>(all, 1);
+    return std::max<std::uint64_t>(std::uint64_t(1) << 20, free.bytes() / per_product);
 }
 
 // C = A ⊕.⊗ B in batches of rows whose products fit the memory (one batch when all do, at most budget_cap
@@ -1052,38 +1107,42 @@ Matrix<U> multiply(const Matrix<T>& a, const Matrix<T>& b, const Sr& sr, const M
     if (m >= empty_key || n >= empty_key)
         throw InvalidValue("SpGEMM on the GPU: the product is " + std::to_string(m) + " x " + std::to_string(n) +
                            "; rows and columns must number fewer than 2^32 - 1");
-    // A batch of rows [r0, r0 + rows.nrows()) as it is stored: through the epilogue when there is one.
-    auto store = [&](Index r0, Matrix<T>&& rows) -> Matrix<U> {
-        if (epilogue) return (*epilogue)(r0, std::move(rows));
-        if constexpr (std::is_same_v<T, U>) return std::move(rows);
+    // A batch of rows [r0, r0 + rows.nrows()) as it is stored: through the epilogue when there is one. (Made by
+    // make(), so that without an epilogue the matrix is returned as made, not moved: a move of a GPU matrix
+    // queues the empty matrix it leaves.)
+    auto store = [&](Index r0, auto&& make) -> Matrix<U> {
+        if (epilogue) return (*epilogue)(r0, make());
+        if constexpr (std::is_same_v<T, U>) return make();
         else throw InvalidValue("SpGEMM: a product of another type needs an epilogue");
     };
-    if (m == 0 || n == 0 || a.nvals() == 0 || b.nvals() == 0) return store(0, Matrix<T>(m, n, ctx));
+    if (m == 0 || n == 0 || a.nvals() == 0 || b.nvals() == 0)
+        return store(0, [&] { return Matrix<T>(m, n, ctx); });
     check(cudaSetDevice(ctx.device()), "cudaSetDevice");
     const Csr<T> ca = csr_of(a), cb = csr_of(b);
-    const std::size_t free_bytes = available_device_bytes(ctx.device());
-    std::uint64_t budget = batch_products<T>(free_bytes);
-    if (budget_cap) budget = std::min(budget, budget_cap);
+    FreeMemory free(ctx.device());
     auto as_matrix = [&](Index rows, CsrResult<T>&& r) {
         if (r.nnz == 0) return Matrix<T>(rows, n, ctx);
-        return Matrix<T>::import_csr(rows, n, std::move(r.off), std::move(r.cols), std::move(r.vals), false);
+        return Matrix<T>::adopt_csr(rows, n, r.nnz, std::move(r.off), std::move(r.cols), std::move(r.vals));
     };
     Array<Offset> products(m + 1, ctx);
     Offset all;
+    std::uint64_t budget = 0;
     bool esc = false;
     {
-        HashProduct<T, Sr> whole(ca, cb, sr, mask, products.data(), false, free_bytes, ctx);
+        HashProduct<T, Sr> whole(ca, cb, sr, mask, products.data(), false, free, ctx);
         all = whole.group();
+        budget = batch_products<T>(all, free);
+        if (budget_cap) budget = std::min(budget, budget_cap);
         esc = automatic && esc_preferred(all, m);
         if (esc)
             trace("cuda spgemm: %llu products, %llu rows: expand-sort-compress", (unsigned long long)all,
                   (unsigned long long)m);
         else if (all <= budget)
-            return store(0, as_matrix(m, whole.finish()));
+            return store(0, [&] { return as_matrix(m, whole.finish()); });
     }
     if (esc) {  // the grouping's arrays are freed first
         products = Array<Offset>(0, ctx);
-        return store(0, esc_spgemm(a, b, code, mask));
+        return store(0, [&] { return esc_spgemm(a, b, code, mask); });
     }
     // Each row's first product: where the batches cut.
     std::vector<Offset> prefix(m + 1);
@@ -1106,10 +1165,11 @@ Matrix<U> multiply(const Matrix<T>& a, const Matrix<T>& b, const Sr& sr, const M
         const Csr<T> slice{r.end - r.begin, ca.cols, ca.off + r.begin, ca.idx, ca.vals, ends[1] - ends[0]};
         MaskPattern mslice;
         if (mask) mslice = MaskPattern{mask->offsets + r.begin, mask->cols, mask->complement};
-        HashProduct<T, Sr> part(slice, cb, sr, mask ? &mslice : nullptr, products.data() + r.begin, true,
-                                available_device_bytes(ctx.device()), ctx);
+        FreeMemory batch_free(ctx.device());
+        HashProduct<T, Sr> part(slice, cb, sr, mask ? &mslice : nullptr, products.data() + r.begin, true, batch_free,
+                                ctx);
         part.group();
-        parts.push_back(store(r.begin, as_matrix(r.end - r.begin, part.finish())));
+        parts.push_back(store(r.begin, [&] { return as_matrix(r.end - r.begin, part.finish()); }));
     }
     return stack_rows(parts, n, ctx);
 }
@@ -1167,7 +1227,7 @@ Matrix<T> stack_rows(std::vector<Matrix<T>>& parts, Index ncols, const Context& 
     hash::check(cudaMemcpyAsync(c_off.data() + m, &at, sizeof(Offset), cudaMemcpyHostToDevice, stream),
                 "SpGEMM: copy");
     hash::check(cudaStreamSynchronize(stream), "SpGEMM: joining batches");
-    return Matrix<T>::import_csr(m, ncols, std::move(c_off), std::move(c_cols), std::move(c_vals), false);
+    return Matrix<T>::adopt_csr(m, ncols, total, std::move(c_off), std::move(c_cols), std::move(c_vals));
 }
 
 template <class T>

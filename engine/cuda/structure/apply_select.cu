@@ -54,8 +54,8 @@ using namespace keys;
 template <class T>
 Matrix<T> with_values(const Matrix<T>& a, Array<T> vals) {
     const Context& ctx = a.context();
-    return Matrix<T>::import_csr(a.nrows(), a.ncols(), clone(a.storage_offsets().data(), a.nrows() + 1, ctx),
-                                 clone(a.storage_indices().data(), a.nvals(), ctx), std::move(vals), false);
+    return Matrix<T>::adopt_csr(a.nrows(), a.ncols(), a.nvals(), clone(a.storage_offsets().data(), a.nrows() + 1, ctx),
+                                clone(a.storage_indices().data(), a.nvals(), ctx), std::move(vals));
 }
 
 template <class X>

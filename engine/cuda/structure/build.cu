@@ -161,7 +161,7 @@ Matrix<T> transpose(const Matrix<T>& a) {
     Array<Offset> offsets = keys_to_offsets(keys.data(), nnz, n, ctx);
     Array<ColIndex> ci(nnz, ctx);
     keys_to_cols(keys.data(), nnz, ci.data(), ctx);
-    return Matrix<T>::import_csr(n, m, std::move(offsets), std::move(ci), std::move(vals), false);
+    return Matrix<T>::adopt_csr(n, m, nnz, std::move(offsets), std::move(ci), std::move(vals));
 }
 
 #define HYBLA_X(T)                                                                                              \

@@ -29,9 +29,9 @@ template <class TC, class TA>
 Matrix<TC> cast(const Matrix<TA>& a) {
     const Context& ctx = a.context();
     const Offset nnz = a.nvals();
-    return Matrix<TC>::import_csr(a.nrows(), a.ncols(), clone(a.storage_offsets().data(), a.nrows() + 1, ctx),
-                                  clone(a.storage_indices().data(), nnz, ctx),
-                                  convert_detail::cast_values<TC>(a.storage_values().data(), nnz, ctx), false);
+    return Matrix<TC>::adopt_csr(a.nrows(), a.ncols(), nnz, clone(a.storage_offsets().data(), a.nrows() + 1, ctx),
+                                 clone(a.storage_indices().data(), nnz, ctx),
+                                 convert_detail::cast_values<TC>(a.storage_values().data(), nnz, ctx));
 }
 
 template <class TC, class TA>

@@ -113,8 +113,8 @@ Matrix<T> ewise(const Matrix<T>& a, const Matrix<T>& b, BinaryOp op, bool union_
                                 union_pattern ? MergeRule::union_ : MergeRule::intersection, ctx);
     Array<T> vals(plan.nnz, ctx);
     merge_values(plan, a.storage_values().data(), b.storage_values().data(), a.nvals(), b.nvals(), op, vals.data(), ctx);
-    return Matrix<T>::import_csr(a.nrows(), a.ncols(), std::move(plan.offsets), std::move(plan.cols),
-                                 std::move(vals), false);
+    return Matrix<T>::adopt_csr(a.nrows(), a.ncols(), plan.nnz, std::move(plan.offsets), std::move(plan.cols),
+                                std::move(vals));
 }
 
 #define HYBLA_X(T) template Matrix<T> ewise<T>(const Matrix<T>&, const Matrix<T>&, BinaryOp, bool);

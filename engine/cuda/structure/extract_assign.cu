@@ -277,8 +277,8 @@ void assign(Matrix<T>& c, const Matrix<T>& a, const std::vector<Index>& rows, co
     }
     Array<T> vals(plan.merge.nnz, ctx);
     merge_values(plan.merge, cv, av, plan.kept_nnz, a.nvals(), accum ? *accum : BinaryOp::second, vals.data(), ctx);
-    c = Matrix<T>::import_csr(c.nrows(), c.ncols(), std::move(plan.merge.offsets), std::move(plan.merge.cols),
-                              std::move(vals), false);
+    c = Matrix<T>::adopt_csr(c.nrows(), c.ncols(), plan.merge.nnz, std::move(plan.merge.offsets),
+                             std::move(plan.merge.cols), std::move(vals));
 }
 
 #define HYBLA_X(T)                                                                                          \

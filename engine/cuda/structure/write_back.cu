@@ -25,8 +25,8 @@ void write_back(Matrix<T>& c, Matrix<T>&& t, const MaskPattern* mask, const Bina
     Array<T> vals(plan.nnz, ctx);
     merge_values(plan, c.storage_values().data(), t.storage_values().data(), c.nvals(), t.nvals(),
                  accum ? *accum : BinaryOp::second, vals.data(), ctx);
-    c = Matrix<T>::import_csr(c.nrows(), c.ncols(), std::move(plan.offsets), std::move(plan.cols), std::move(vals),
-                              false);
+    c = Matrix<T>::adopt_csr(c.nrows(), c.ncols(), plan.nnz, std::move(plan.offsets), std::move(plan.cols),
+                             std::move(vals));
 }
 
 #define HYBLA_X(T) template void write_back<T>(Matrix<T>&, Matrix<T>&&, const MaskPattern*, const BinaryOp*, bool);
