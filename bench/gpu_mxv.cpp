@@ -1,12 +1,23 @@
 // gpu_bench: hybla's mxv (plus_times, float, through the public API in a CUDA context) against cuSPARSE's
 // cusparseSpMV (CSR, CUSPARSE_SPMV_ALG_DEFAULT) on the same matrix, next to the memory-traffic floor.
 //
-//   gpu_bench [--data DIR] [--graphs a,b,...] [--runs N] [--quick] [--spmm w1,w2,...]
+//   gpu_bench [--data DIR] [--graphs a,b,...] [--runs N] [--quick] [--spmm w1,w2,...] [--sddmm K1,K2,...]
 //
 // --spmm: then SpMM, C = A B with B dense of each width w (row-major, random values in [0.5, 1.5)), float and
 // double, hybla's mxm against cusparseSpMM (CSR, row-major B and C, ALG_DEFAULT) on the same data, both checked
 // against a double-precision CPU product (relative 1e-4 for float, 1e-9 for double); floor bytes = nnz * (4 +
 // sizeof T) + (n+1)*8 + ncols*w*sizeof T (B read once) + n*w*sizeof T (C).
+// --sddmm: then SDDMM, C<A> = X Xᵀ under A's structure with X dense n x K for each K (row-major, random values in
+// [0.5, 1.5)), float and double: hybla's mxm (transpose_b, mask_structure; the result made inside the timed call)
+// against cusparseSDDMM (CSR C holding A's pattern with 32-bit offsets and columns; matA = X with opA = N and
+// matB = X with opB = T, both n x K row-major, the layout cuSPARSE documents as its fastest for CSR; ALG_DEFAULT),
+// timed two ways: "call" (cusparseSDDMM alone, buffer allocated and cusparseSDDMM_preprocess run beforehand) and
+// "sequence" (bufferSize, cudaMalloc, cusparseSDDMM, cudaFree: what a call costs a user who keeps nothing). Ratios
+// are cuSPARSE time / hybla time (above 1: hybla is faster), with their geometric mean per type and K at the end.
+// Checked against double-precision dot products (every entry below 2 million entries, else an odd stride over
+// all rows, at least 100000 entries; relative 1e-4 for float, 1e-9 for double), hybla's pattern against A's;
+// GFLOP/s = 2*nnz*K / hybla time; floor bytes = nnz * (4 + sizeof T) + (n+1)*8 + 2*n*K*sizeof T (X read once
+// as the row operand and once as the column operand).
 // Graphs: files of the data folder (DIR/<name>/<file>, read with io::read_graph) and R-MAT graphs
 // ("rmat18" .. "rmat22": Graph500 parameters a=.57 b=.19 c=.19, edge factor 16, symmetrised, scrambled ids).
 // Every matrix gets random values in [0.5, 1.5) and u random values, all present. Each time is the median of
@@ -29,9 +40,12 @@
 #include <cstring>
 #include <exception>
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "bench/gpu_common.hpp"
@@ -49,6 +63,7 @@ struct Args {
     int runs = 50;
     bool quick = false;
     std::vector<Index> spmm_widths;  // --spmm: also SpMM against cusparseSpMM for these widths
+    std::vector<Index> sddmm_ks;     // --sddmm: also SDDMM against cusparseSDDMM for these inner dimensions
 };
 
 Args parse(int argc, char** argv) {
@@ -68,8 +83,15 @@ Args parse(int argc, char** argv) {
         else if (s == "--graphs") a.graphs = split_list(value());
         else if (s == "--spmm")
             for (const std::string& w : split_list(value())) a.spmm_widths.push_back(Index(std::max(1, std::atoi(w.c_str()))));
+        else if (s == "--sddmm")
+            for (const std::string& k : split_list(value()))
+                a.sddmm_ks.push_back(Index(std::max(1, std::atoi(k.c_str()))));
         else if (s == "--help" || s == "-h") {
             std::printf("usage: gpu_bench [--data DIR] [--graphs a,b,...] [--runs N] [--quick] [--spmm w1,w2,...]\n"
+                        "                 [--sddmm K1,K2,...]\n"
+                        "--spmm: also SpMM C = A B, B dense with each width w, against cusparseSpMM (float, double)\n"
+                        "--sddmm: also SDDMM C<A> = X Xt, X dense n x K for each K, against cusparseSDDMM (float,\n"
+                        "  double); cuSPARSE timed as the call alone and as bufferSize + cudaMalloc + call + cudaFree\n"
                         "graphs: data folder names (default set: ");
             for (auto& [n, f] : data_files) std::printf("%s ", n.c_str());
             std::printf(") and rmatS for R-MAT scale S\n");
@@ -373,6 +395,152 @@ void run_spmm(const std::string& name, const Matrix<float>& af, Index w, int run
     std::fflush(stdout);
 }
 
+bool sddmm_failed = false;
+
+// SDDMM under A's pattern, C<A> = X Xᵀ with a random n x k X (as T): hybla against cusparseSDDMM. Returns
+// cuSPARSE's call time over hybla's time, or nothing when a check failed.
+template <class T>
+std::optional<double> run_sddmm(const std::string& name, const Matrix<float>& af, Index k, int runs, double bandwidth,
+                                cusparseHandle_t handle, std::mt19937_64& rng) {
+    const Context gpu = Context::cuda();
+    const char* type = std::is_same_v<T, float> ? "float" : "double";
+    const Index n = af.nrows();
+    const Offset nnz = af.nvals();
+    DenseMatrix<T> xh(n, k, T(0), Context::cpu());
+    std::uniform_real_distribution<double> u01(0.5, 1.5);
+    for (T& v : xh.data()) v = T(u01(rng));
+    const DenseMatrix<T> x = xh.to(gpu);
+    const Matrix<float> mask = af.to(gpu);  // its structure only: A's values do not enter the product
+
+    // hybla through the public API; the result matrix is made inside the timed call, as a user's call makes it.
+    const Descriptor desc{.transpose_b = true, .mask_structure = true};
+    Matrix<T> c;
+    const double hybla_ms = time_ms(runs, [&] {
+        c = Matrix<T>(n, n, gpu);
+        mxm(c, mask, no_accum, plus_times{}, x, x, desc);
+    });
+    const Matrix<T> ch = c.to(Context::cpu());
+
+    // cuSPARSE: C in CSR on A's 32-bit offsets and columns, values written by cuSPARSE. matA = X with opA = N and
+    // matB = X with opB = T (op(B) = Xᵀ, k x n), both described as n x k row-major over X's memory: for CSR,
+    // cuSPARSE's documentation names row-major with opA = N and row-major with opB = T its fastest layouts.
+    // "call" and "sequence" write separate value arrays through separate descriptors, so that the sequence
+    // runs on a pattern that never had the preprocess step and both results are checked.
+    std::vector<std::int32_t> off32(n + 1);
+    for (Index i = 0; i <= n; ++i) off32[i] = std::int32_t(af.storage_offsets()[i]);
+    const std::size_t value_bytes = std::max<std::size_t>(1, nnz * sizeof(T));
+    void* d_off = nullptr;
+    T* d_call = nullptr;
+    T* d_seq = nullptr;
+    cuda_check(cudaMalloc(&d_off, off32.size() * 4), "cudaMalloc");
+    cuda_check(cudaMemcpy(d_off, off32.data(), off32.size() * 4, cudaMemcpyHostToDevice), "cudaMemcpy");
+    cuda_check(cudaMalloc(&d_call, value_bytes), "cudaMalloc");
+    cuda_check(cudaMalloc(&d_seq, value_bytes), "cudaMalloc");
+    cuda_check(cudaMemset(d_call, 0, value_bytes), "cudaMemset");
+    cuda_check(cudaMemset(d_seq, 0, value_bytes), "cudaMemset");
+    constexpr cudaDataType dt = std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_64F;
+    constexpr cusparseOperation_t op_a = CUSPARSE_OPERATION_NON_TRANSPOSE, op_b = CUSPARSE_OPERATION_TRANSPOSE;
+    constexpr cusparseSDDMMAlg_t alg = CUSPARSE_SDDMM_ALG_DEFAULT;
+    const std::int64_t rows = std::int64_t(n), cols = std::int64_t(k);
+    cusparseConstDnMatDescr_t ma, mb;
+    sparse_check(cusparseCreateConstDnMat(&ma, rows, cols, cols, x.storage().data(), dt, CUSPARSE_ORDER_ROW),
+                 "cusparseCreateConstDnMat");
+    sparse_check(cusparseCreateConstDnMat(&mb, rows, cols, cols, x.storage().data(), dt, CUSPARSE_ORDER_ROW),
+                 "cusparseCreateConstDnMat");
+    auto csr_on = [&](T* values) {
+        cusparseSpMatDescr_t m;
+        sparse_check(cusparseCreateCsr(&m, rows, rows, std::int64_t(nnz), d_off,
+                                       const_cast<ColIndex*>(mask.storage_indices().data()), values, CUSPARSE_INDEX_32I,
+                                       CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, dt),
+                     "cusparseCreateCsr");
+        return m;
+    };
+    cusparseSpMatDescr_t mc_call = csr_on(d_call), mc_seq = csr_on(d_seq);
+    const T alpha = 1, beta = 0;
+    std::size_t bytes = 0;
+    sparse_check(cusparseSDDMM_bufferSize(handle, op_a, op_b, &alpha, ma, mb, &beta, mc_call, dt, alg, &bytes),
+                 "cusparseSDDMM_bufferSize");
+    void* buf = nullptr;
+    cuda_check(cudaMalloc(&buf, std::max<std::size_t>(1, bytes)), "cudaMalloc");
+    sparse_check(cusparseSDDMM_preprocess(handle, op_a, op_b, &alpha, ma, mb, &beta, mc_call, dt, alg, buf),
+                 "cusparseSDDMM_preprocess");
+    const double call_ms = time_ms(runs, [&] {
+        sparse_check(cusparseSDDMM(handle, op_a, op_b, &alpha, ma, mb, &beta, mc_call, dt, alg, buf), "cusparseSDDMM");
+    });
+    const double sequence_ms = time_ms(runs, [&] {
+        std::size_t seq_bytes = 0;
+        sparse_check(cusparseSDDMM_bufferSize(handle, op_a, op_b, &alpha, ma, mb, &beta, mc_seq, dt, alg, &seq_bytes),
+                     "cusparseSDDMM_bufferSize");
+        void* seq_buf = nullptr;
+        cuda_check(cudaMalloc(&seq_buf, std::max<std::size_t>(1, seq_bytes)), "cudaMalloc");
+        sparse_check(cusparseSDDMM(handle, op_a, op_b, &alpha, ma, mb, &beta, mc_seq, dt, alg, seq_buf), "cusparseSDDMM");
+        cuda_check(cudaFree(seq_buf), "cudaFree");
+    });
+    std::vector<T> ys_call(nnz), ys_seq(nnz);
+    if (nnz > 0) {
+        cuda_check(cudaMemcpy(ys_call.data(), d_call, nnz * sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy");
+        cuda_check(cudaMemcpy(ys_seq.data(), d_seq, nnz * sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    }
+    cusparseDestroyDnMat(ma);
+    cusparseDestroyDnMat(mb);
+    cusparseDestroySpMat(mc_call);
+    cusparseDestroySpMat(mc_seq);
+    cudaFree(buf);
+    cudaFree(d_seq);
+    cudaFree(d_call);
+    cudaFree(d_off);
+
+    // hybla's pattern against A's (both CSR with sorted rows), then the values of all three against a
+    // double-precision dot product: every entry below 2 million entries, else every stride-th (at least 100000
+    // entries, over all rows; the stride odd, so that rows of one length are not all sampled at one position).
+    std::string why;
+    const auto off = af.storage_offsets();
+    const auto col = af.storage_indices();
+    const auto c_off = ch.storage_offsets();
+    const auto c_col = ch.storage_indices();
+    const auto c_val = ch.storage_values();
+    if (ch.nvals() != nnz) why = "hybla nvals " + std::to_string(ch.nvals()) + ", expected " + std::to_string(nnz);
+    for (Index i = 0; i < n && why.empty(); ++i)
+        if (c_off[i + 1] != off[i + 1] ||
+            !std::equal(col.begin() + off[i], col.begin() + off[i + 1], c_col.begin() + off[i]))
+            why = "hybla C's row " + std::to_string(i) + " has not A's pattern";
+    Offset stride = nnz < 2000000 ? 1 : nnz / 100000;
+    if (stride % 2 == 0) --stride;
+    const double rel = std::is_same_v<T, float> ? 1e-4 : 1e-9;
+    for (Index i = 0; i < n && why.empty(); ++i) {
+        const T* xi = xh.row(i);
+        for (Offset p = (off[i] + stride - 1) / stride * stride; p < off[i + 1] && why.empty(); p += stride) {
+            const Index j = col[p];
+            const T* xj = xh.row(j);
+            double s = 0;
+            for (Index q = 0; q < k; ++q) s += double(xi[q]) * double(xj[q]);
+            const double tol = rel * std::max(1.0, std::fabs(s));
+            const double got[3] = {double(c_val[p]), double(ys_call[p]), double(ys_seq[p])};
+            const char* const who[3] = {"hybla", "cuSPARSE", "cuSPARSE (sequence)"};
+            for (int r = 0; r < 3 && why.empty(); ++r)
+                if (!(std::fabs(got[r] - s) <= tol)) {
+                    char msg[200];
+                    std::snprintf(msg, sizeof msg, "%s C(%zu,%zu) = %.12g, expected %.12g", who[r], size_t(i), size_t(j),
+                                  got[r], s);
+                    why = msg;
+                }
+        }
+    }
+    if (!why.empty()) {
+        std::printf("%-18s %6s %4zu CHECK FAILED: %s\n", name.c_str(), type, size_t(k), why.c_str());
+        std::fflush(stdout);
+        sddmm_failed = true;
+        return std::nullopt;
+    }
+    const double floor_bytes = double(nnz) * (4 + sizeof(T)) + double(n + 1) * 8 + 2.0 * double(n * k) * sizeof(T);
+    const double floor_ms = floor_bytes / bandwidth * 1e3;
+    const double gflops = 2.0 * double(nnz) * double(k) / (hybla_ms * 1e6);
+    std::printf("%-18s %6s %4zu %10.4f %10.4f %10.4f %10.3f %10.3f %9.1f %9.4f\n", name.c_str(), type, size_t(k), hybla_ms,
+                call_ms, sequence_ms, call_ms / hybla_ms, sequence_ms / hybla_ms, gflops, floor_ms);
+    std::fflush(stdout);
+    return call_ms / hybla_ms;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -406,7 +574,8 @@ int main(int argc, char** argv) {
 
         std::mt19937_64 rng(12345);
         bool failed = false;
-        std::vector<std::pair<std::string, Matrix<float>>> loaded;  // kept for the SpMM table when it is asked for
+        std::vector<std::pair<std::string, Matrix<float>>> loaded;  // kept for the SpMM and SDDMM tables when asked for
+        const bool keep = !args.spmm_widths.empty() || !args.sddmm_ks.empty();
         for (const std::string& name : args.graphs) {
             Matrix<float> a;
             const auto t0 = std::chrono::steady_clock::now();
@@ -421,7 +590,7 @@ int main(int argc, char** argv) {
             print_row(r);
             if (!r.outcome.ok) failed = true;
             std::fprintf(stderr, "  (%s: built in %.1f s)\n", name.c_str(), load_s);
-            if (!args.spmm_widths.empty()) loaded.emplace_back(name, std::move(a));
+            if (keep) loaded.emplace_back(name, std::move(a));
         }
         if (!args.spmm_widths.empty()) {
             std::printf("\nSpMM plus_times: hybla mxm (public API) vs cusparseSpMM (CSR, row-major B and C, ALG_DEFAULT)\n");
@@ -434,8 +603,43 @@ int main(int argc, char** argv) {
                 }
             }
         }
+        if (!args.sddmm_ks.empty()) {
+            std::printf("\nSDDMM plus_times, C<A> = X Xt with X dense n x K (row-major): hybla mxm (public API, A's\n"
+                        "  structure as the mask, C made inside the call) vs cusparseSDDMM (CSR C on A's pattern, 32-bit\n"
+                        "  offsets and columns; matA = X with opA = N, matB = X with opB = T, both row-major; ALG_DEFAULT).\n"
+                        "  call: cusparseSDDMM alone, buffer allocated and preprocessed beforehand; sequence: bufferSize +\n"
+                        "  cudaMalloc + cusparseSDDMM + cudaFree. Ratios: cuSPARSE time / hybla time (above 1: hybla\n"
+                        "  faster). GFLOP/s: 2*nnz*K / hybla time. floor = (nnz*(4 + sizeof T) + (n+1)*8 + 2*n*K*sizeof T)\n"
+                        "  bytes / copy bandwidth\n");
+            std::printf("%-18s %6s %4s %10s %10s %10s %10s %10s %9s %9s\n", "graph", "type", "K", "hybla ms", "call ms",
+                        "seq ms", "call/hybla", "seq/hybla", "GFLOP/s", "floor ms");
+            std::map<std::pair<std::string, Index>, std::vector<double>> call_ratios;  // by (type, K), over the graphs
+            for (const auto& [name, a] : loaded) {
+                if (a.nrows() != a.ncols()) {
+                    std::printf("%-18s skipped: X Xt needs a square A, got %zux%zu\n", name.c_str(), size_t(a.nrows()),
+                                size_t(a.ncols()));
+                    continue;
+                }
+                for (Index k : args.sddmm_ks) {
+                    if (auto r = run_sddmm<float>(name, a, k, args.runs, bw, handle, rng))
+                        call_ratios[{"float", k}].push_back(*r);
+                    if (auto r = run_sddmm<double>(name, a, k, args.runs, bw, handle, rng))
+                        call_ratios[{"double", k}].push_back(*r);
+                }
+            }
+            std::printf("geometric mean of call/hybla over the graphs (checked lines only):\n");
+            for (Index k : args.sddmm_ks)
+                for (const char* type : {"float", "double"}) {
+                    const auto it = call_ratios.find({type, k});
+                    if (it == call_ratios.end()) continue;
+                    double log_sum = 0;
+                    for (double r : it->second) log_sum += std::log(r);
+                    const double mean = std::exp(log_sum / double(it->second.size()));
+                    std::printf("  %-6s K=%-4zu %7.3f (%zu graphs)\n", type, size_t(k), mean, it->second.size());
+                }
+        }
         cusparseDestroy(handle);
-        return failed || spmm_failed ? 1 : 0;
+        return failed || spmm_failed || sddmm_failed ? 1 : 0;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "gpu_bench: %s\n", e.what());
         return 2;

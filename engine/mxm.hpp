@@ -108,9 +108,20 @@ void mxm(Matrix<TC>& c, const Matrix<M>& mask, Accum accum, Sr, const DenseMatri
         auto aa = as_type<TC>(a);
         auto bb = as_type<TC>(b);
         MaskHolder mh(mask, d);
-        DenseMatrix<TC> ar = d.transpose_a ? cuda::dense_transpose(aa.get()) : aa.get();
-        DenseMatrix<TC> btr = d.transpose_b ? bb.get() : cuda::dense_transpose(bb.get());
-        write_back(c, cuda::sddmm(*mh.get(), m, n, ar, btr, code), mask, accum, d, "mxm (SDDMM)");
+        // The kernel reads rows of A and of Bᵀ: A as it is unless transposed, B transposed unless it was.
+        std::optional<DenseMatrix<TC>> at, bt;
+        if (d.transpose_a) at = cuda::dense_transpose(aa.get());
+        if (!d.transpose_b) bt = cuda::dense_transpose(bb.get());
+        Matrix<TC> t = cuda::sddmm(*mh.get(), mh.nvals(), m, n, at ? *at : aa.get(), bt ? *bt : bb.get(), code);
+        // T holds only entries the mask allows: into a C without entries and without an accumulator it goes as
+        // it is, whatever the descriptor (nothing outside the mask to keep or drop).
+        if constexpr (std::is_same_v<Accum, NoAccum>) {
+            if (c.nvals() == 0) {
+                c.swap(t);  // (t frees C's old arrays; a move would queue an empty matrix for t)
+                return;
+            }
+        }
+        write_back(c, std::move(t), mask, accum, d, "mxm (SDDMM)");
         return;
     }
     // Row-major rows of A and of Bᵀ make every sampled entry a contiguous dot product.

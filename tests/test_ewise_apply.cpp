@@ -809,7 +809,7 @@ TEST_CASE("select on vectors: j is 0", "[select][vector]") {
 
 // ------------------------------------------------------------------------------------------- transpose
 
-TEST_CASE("transpose with masks and accumulators; transpose_a gives C = A", "[transpose]") {
+TEST_CASE("transpose with masks and accumulators: transpose_a gives C = A", "[transpose]") {
     for (std::uint64_t seed = 101; seed <= 105; ++seed) {
         ref::Gen g(seed);
         for (auto [m, n] : g.shapes()) {

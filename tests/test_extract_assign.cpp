@@ -363,7 +363,7 @@ TEST_CASE("extract: out-of-range indices and shape mismatches", "[extract][error
 
 // ------------------------------------------------------------------------------------------- assign
 
-TEST_CASE("assign C(I, J) = A: the mask covers all of C; without accum the region is replaced", "[assign][matrix]") {
+TEST_CASE("assign C(I, J) = A: the mask covers all of C, without accum the region is replaced", "[assign][matrix]") {
     for (std::uint64_t seed = 31; seed <= 40; ++seed) {
         ref::Gen g(seed);
         for (auto [m, n] : g.shapes()) {

@@ -966,7 +966,7 @@ TEST_CASE("every bundled graph reads the same in small windows", "[io][window][d
     CHECK(checked >= 20);
 }
 
-TEST_CASE("text read in small windows gives the same graphs; errors keep their exact line numbers", "[io][window]") {
+TEST_CASE("text read in small windows gives the same graphs, and errors keep their exact line numbers", "[io][window]") {
     TempDir tmp;
     std::mt19937_64 rng(5);
     const int n = 20000;

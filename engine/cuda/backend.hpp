@@ -135,8 +135,8 @@ template <class T>
 void spmm_accumulate(DenseMatrix<T>& c, const Matrix<T>& a, const DenseMatrix<T>& b, SemiringCode sr, BinaryOp accum);
 // T(i,j) = ⊕_x A(i,x) ⊗ Bt(j,x) over the mask's pattern.
 template <class T>
-Matrix<T> sddmm(const MaskPattern& mask, Index nrows, Index ncols, const DenseMatrix<T>& a, const DenseMatrix<T>& bt,
-                SemiringCode sr);
+Matrix<T> sddmm(const MaskPattern& mask, Offset nnz, Index nrows, Index ncols, const DenseMatrix<T>& a,
+                const DenseMatrix<T>& bt, SemiringCode sr);
 // mxm_pruned and inflate_rows of engine/prune.hpp (float and double only).
 template <class T> Matrix<T> mxm_pruned(const Matrix<T>& a, const Matrix<T>& b, const PruneRule& rule, PruneStats& stats);
 template <class T> void inflate_rows(Matrix<T>& a, double power);

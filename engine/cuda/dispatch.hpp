@@ -93,15 +93,19 @@ public:
     }
     MaskHolder(NoMask, const Descriptor&) : none_(true) {}
     const MaskPattern* get() const { return none_ ? nullptr : &pattern_; }
+    // Entries of the pattern (of the mask's true entries unless the mask is structural).
+    Offset nvals() const { return nvals_; }
 
 private:
     template <class M>
     void set(const Matrix<M>& m) {
         pattern_.offsets = m.storage_offsets().data();
         pattern_.cols = m.storage_indices().data();
+        nvals_ = m.nvals();
         none_ = false;
     }
     MaskPattern pattern_;
+    Offset nvals_ = 0;
     std::shared_ptr<void> keep_;
     bool none_ = true;
 };

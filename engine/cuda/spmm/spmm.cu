@@ -1,14 +1,13 @@
-// SpMM (sparse x dense) and SDDMM (dense x dense sampled by a sparse pattern) on the GPU: the CUDA-core
-// versions. SpMM (v5): a group of lanes per row (8 for at most 8 columns, 16 for 64 floats, else a warp), each
-// lane holding up to C columns (or 16-byte vectors) of a panel of the dense operand, the row's entries read by
-// the group coalesced and passed round by shuffle; rows longer than 32 entries split into pieces of 32 (a plan
-// cached on the matrix), combined in order. plus_times on float and double has the operators inlined; other
-// semirings go through run-time codes. The pieces' partial results (a row of the output's width each) are taken
-// in batches of at most 1 GiB (HYBLA_SPMM_PARTIAL bytes when set: the tests force small batches), a row whose
-// pieces fall into two batches carried from one to the next; the limit is fixed, not taken from the free memory,
-// so that the order of the sums, and so the result, does not depend on it. SDDMM: one warp per sampled entry,
-// lanes across the inner dimension, a shuffle reduction. The papers' kernels (HC-SpMM / DTC-SpMM, HP-SDDMM) replace these behind the same
-// functions. Notes and measurements: README.md beside this file.
+// SpMM (sparse x dense) on the GPU: the CUDA-core version (SDDMM is engine/cuda/sddmm/). SpMM (v5): a group of lanes
+// per row (8 for at most 8 columns, 16 for 64 floats, else a warp), each lane holding up to C columns (or 16-byte
+// vectors) of a panel of the dense operand, the row's entries read by the group coalesced and passed round by
+// shuffle; rows longer than 32 entries split into pieces of 32 (a plan cached on the matrix), combined in order.
+// plus_times on float and double has the operators inlined; other semirings go through run-time codes. The pieces'
+// partial results (a row of the output's width each) are taken in batches of at most 1 GiB (HYBLA_SPMM_PARTIAL bytes
+// when set: the tests force small batches), a row whose pieces fall into two batches carried from one to the next;
+// the limit is fixed, not taken from the free memory, so that the order of the sums, and so the result, does not
+// depend on it. The papers' kernels (HC-SpMM / DTC-SpMM) replace these behind the same functions. Notes and
+// measurements: README.md beside this file.
 #include <cub/cub.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <cuda_runtime.h>
@@ -386,46 +385,6 @@ void spmm_run(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, SemiringC
     else spmm_launch<T, RuntimeSemiring, 32, 4>(a, b, out, rs, ctx);
 }
 
-// Row of entry p: the last row whose offset is <= p.
-__device__ inline std::uint64_t row_of(const Offset* off, std::uint64_t nrows, Offset p) {
-    std::uint64_t lo = 0, hi = nrows;
-    while (hi - lo > 1) {
-        std::uint64_t mid = (lo + hi) / 2;
-        if (off[mid] <= p) lo = mid;
-        else hi = mid;
-    }
-    return lo;
-}
-
-template <class T>
-__global__ void sddmm_kernel(std::uint64_t nrows, std::uint64_t nnz, std::uint64_t k, const Offset* off,
-                             const ColIndex* ci, const T* a, const T* bt, T* out, RuntimeSemiring sr) {
-    const unsigned lane = threadIdx.x % warp;
-    const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) / warp;
-    for (std::uint64_t p = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / warp; p < nnz; p += warps) {
-        const std::uint64_t i = row_of(off, nrows, p), j = ci[p];
-        const T* arow = a + i * k;
-        const T* brow = bt + j * k;
-        bool has = false;
-        T acc{};
-        for (std::uint64_t x = lane; x < k; x += warp) {
-            T t = sr.multiply<T>(arow[x], brow[x]);
-            acc = has ? sr.add<T>(acc, t) : t;
-            has = true;
-        }
-        // Tree reduction; lanes without terms (k < 32) take no part. Lower lanes come first, so `any` keeps x = 0.
-        for (int d = 1; d < warp; d *= 2) {
-            T other = __shfl_down_sync(0xffffffffu, acc, d);
-            bool other_has = __shfl_down_sync(0xffffffffu, has, d);
-            if ((lane % (2 * d)) == 0 && other_has) {
-                acc = has ? sr.add<T>(acc, other) : other;
-                has = true;
-            }
-        }
-        if (lane == 0) out[p] = acc;
-    }
-}
-
 }  // namespace
 
 template <class T>
@@ -448,32 +407,9 @@ void spmm_accumulate(DenseMatrix<T>& c, const Matrix<T>& a, const DenseMatrix<T>
     spmm_run<T>(a, b, Out<T>{c.storage().data(), true, neutral, accum}, sr, a.context());
 }
 
-template <class T>
-Matrix<T> sddmm(const MaskPattern& mask, Index nrows, Index ncols, const DenseMatrix<T>& a, const DenseMatrix<T>& bt,
-                SemiringCode sr) {
-    const Context& ctx = a.context();
-    Array<Offset> off(nrows + 1, ctx);
-    off.copy_from(mask.offsets, ctx, nrows + 1);
-    const std::uint64_t k = a.ncols();
-    const Offset nnz = k == 0 ? 0 : off.get(nrows);
-    if (k == 0) off.fill(0);  // no inner terms: no entries
-    Array<ColIndex> ci(nnz, ctx);
-    ci.copy_from(mask.cols, ctx, nnz);
-    Array<T> vals(nnz, ctx);
-    if (nnz > 0) {
-        auto s = static_cast<cudaStream_t>(ctx.stream());
-        sddmm_kernel<T><<<blocks_for(nnz * warp, 256), 256, 0, s>>>(nrows, nnz, k, off.data(), ci.data(), a.storage().data(),
-                                                                     bt.storage().data(), vals.data(), RuntimeSemiring{sr});
-        check_launch("SDDMM kernel");
-    }
-    return Matrix<T>::import_csr(nrows, ncols, std::move(off), std::move(ci), std::move(vals), false);
-}
-
 #define HYBLA_INSTANTIATE(T)                                                                                          \
     template DenseMatrix<T> spmm<T>(const Matrix<T>&, const DenseMatrix<T>&, SemiringCode);                          \
-    template void spmm_accumulate<T>(DenseMatrix<T>&, const Matrix<T>&, const DenseMatrix<T>&, SemiringCode, BinaryOp); \
-    template Matrix<T> sddmm<T>(const MaskPattern&, Index, Index, const DenseMatrix<T>&, const DenseMatrix<T>&,     \
-                                SemiringCode);
+    template void spmm_accumulate<T>(DenseMatrix<T>&, const Matrix<T>&, const DenseMatrix<T>&, SemiringCode, BinaryOp);
 HYBLA_CUDA_VALUE_TYPES(HYBLA_INSTANTIATE)
 #undef HYBLA_INSTANTIATE
 

@@ -13,7 +13,7 @@ using namespace keys;
 template <class T>
 void write_back(Matrix<T>& c, Matrix<T>&& t, const MaskPattern* mask, const BinaryOp* accum, bool replace) {
     if (!mask && !accum) {
-        c = std::move(t);
+        c.swap(t);  // t, a temporary of the caller's, takes C's old arrays to free (a move would queue an empty matrix)
         return;
     }
     const Context& ctx = c.context();

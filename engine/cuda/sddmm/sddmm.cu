@@ -1,0 +1,114 @@
+// The SDDMM driver: the kernel's shape chosen from K and the value type, each warp's share from the entries and
+// the device (sddmm.cuh has the kernel, README.md beside it the design).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "engine/cuda/backend.hpp"
+#include "engine/cuda/opcodes.hpp"
+#include "engine/cuda/runtime.hpp"
+#include "engine/cuda/sddmm/sddmm.cuh"
+#include "engine/dense_matrix.hpp"
+#include "engine/matrix.hpp"
+#include "engine/trace.hpp"
+
+namespace hybla::cuda {
+
+namespace sddmm_detail {
+namespace {
+
+// Entries per warp: an equal share of the entries over about four warps a multiprocessor's scheduler slot
+// (132 x 32 warps on an H100), at least two rounds of the warp's groups so that a row's A stays in registers
+// over several entries; a multiple of the entries the warp takes at once.
+std::uint64_t per_warp(std::uint64_t nnz, unsigned at_once, int device) {
+    const std::uint64_t warps = std::uint64_t(multiprocessor_count(device)) * 32;
+    const std::uint64_t share = std::max<std::uint64_t>((nnz + warps - 1) / warps, 2 * at_once);
+    return (share + at_once - 1) / at_once * at_once;
+}
+
+template <class T, class Sr, unsigned L, unsigned V, unsigned NV>
+void launch(const Args<T>& x, const Sr& sr, int device, cudaStream_t stream) {
+    Args<T> a = x;
+    a.per_warp = per_warp(x.nnz, 32 / L, device);
+    const std::uint64_t warps = (x.nnz + a.per_warp - 1) / a.per_warp;
+    const std::uint64_t blocks = (warps * warp_size + block_size - 1) / block_size;
+    sddmm_kernel<T, Sr, L, V, NV><<<unsigned(blocks), block_size, 0, stream>>>(a, sr);
+    checked(int(cudaGetLastError()), "SDDMM kernel");
+    trace("cuda sddmm: %llu entries, k %llu: %u lanes an entry, %u values a load, %u loads of A kept a lane, "
+          "%llu entries a warp",
+          (unsigned long long)x.nnz, (unsigned long long)x.k, L, V, NV, (unsigned long long)a.per_warp);
+}
+
+// The shape for K = kv vectors of V values: up to 32 vectors, one a lane on the fewest lanes (a power of two)
+// that hold them; up to 256, a whole warp with 2, 4 or 8 kept a lane; beyond, a warp streaming both rows.
+template <class T, class Sr, unsigned V>
+void dispatch_lanes(const Args<T>& x, const Sr& sr, int device, cudaStream_t stream) {
+    const std::uint64_t kv = x.k / V;
+    if (kv <= 1) return launch<T, Sr, 1, V, 1>(x, sr, device, stream);
+    if (kv <= 2) return launch<T, Sr, 2, V, 1>(x, sr, device, stream);
+    if (kv <= 4) return launch<T, Sr, 4, V, 1>(x, sr, device, stream);
+    if (kv <= 8) return launch<T, Sr, 8, V, 1>(x, sr, device, stream);
+    if (kv <= 16) return launch<T, Sr, 16, V, 1>(x, sr, device, stream);
+    if (kv <= 32) return launch<T, Sr, 32, V, 1>(x, sr, device, stream);
+    if (kv <= 64) return launch<T, Sr, 32, V, 2>(x, sr, device, stream);
+    if (kv <= 128) return launch<T, Sr, 32, V, 4>(x, sr, device, stream);
+    if (kv <= 256) return launch<T, Sr, 32, V, 8>(x, sr, device, stream);
+    return launch<T, Sr, 32, V, 0>(x, sr, device, stream);
+}
+
+// 16-byte loads when K fills them (rows start 16-byte aligned: the arrays are the pool's, K x sizeof(T) a
+// multiple of 16), else one value a load. Only float and double take vectors (the types of the GNN workloads;
+// the others keep the library's build short).
+template <class T, class Sr>
+void dispatch(const Args<T>& x, const Sr& sr, int device, cudaStream_t stream) {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+        constexpr unsigned V = 16 / sizeof(T);
+        if (x.k % V == 0) return dispatch_lanes<T, Sr, V>(x, sr, device, stream);
+    }
+    dispatch_lanes<T, Sr, 1>(x, sr, device, stream);
+}
+
+}  // namespace
+}  // namespace sddmm_detail
+
+template <class T>
+Matrix<T> sddmm(const MaskPattern& mask, Offset nnz, Index nrows, Index ncols, const DenseMatrix<T>& a,
+                const DenseMatrix<T>& bt, SemiringCode sr) {
+    const Context& ctx = a.context();
+    const std::uint64_t k = a.ncols();
+    if (k == 0 || nnz == 0) return Matrix<T>(nrows, ncols, ctx);  // no terms, or no entries: nothing
+    const auto stream = static_cast<cudaStream_t>(ctx.stream());
+    Array<Offset> off(nrows + 1, ctx);
+    Array<ColIndex> cols(nnz, ctx);
+    Array<T> vals(nnz, ctx);
+    sddmm_detail::Args<T> x;
+    x.nrows = nrows;
+    x.nnz = nnz;
+    x.k = k;
+    x.off = mask.offsets;
+    x.cols = mask.cols;
+    x.a = a.storage().data();
+    x.bt = bt.storage().data();
+    x.out_off = off.data();
+    x.out_cols = cols.data();
+    x.out = vals.data();
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+        if (sr.add == MonoidOp::plus && sr.multiply == BinaryOp::times) {
+            sddmm_detail::dispatch<T>(x, PlusTimes{}, ctx.device(), stream);
+            return Matrix<T>::adopt_csr(nrows, ncols, nnz, std::move(off), std::move(cols), std::move(vals));
+        }
+    }
+    sddmm_detail::dispatch<T>(x, RuntimeSemiring{sr}, ctx.device(), stream);
+    return Matrix<T>::adopt_csr(nrows, ncols, nnz, std::move(off), std::move(cols), std::move(vals));
+}
+
+#define HYBLA_INSTANTIATE(T)                                                                                  \
+    template Matrix<T> sddmm<T>(const MaskPattern&, Offset, Index, Index, const DenseMatrix<T>&,              \
+                                const DenseMatrix<T>&, SemiringCode);
+HYBLA_CUDA_VALUE_TYPES(HYBLA_INSTANTIATE)
+#undef HYBLA_INSTANTIATE
+
+}  // namespace hybla::cuda

@@ -1,0 +1,148 @@
+// HP-SDDMM (papers/hp-spmm-sddmm.txt, Section III-A2, Algorithm 4) made semiring-generic: T(i,j) = ⊕_x A(i,x) ⊗
+// Bt(j,x) for each entry (i, j) of a sparse pattern, A (m x K) and Bt (n x K) dense row-major. README.md beside
+// this file has the design and the measurements.
+//
+// Header-visible: any semiring type with device `add` and `multiply` (RuntimeSemiring and PlusTimes of
+// engine/cuda/opcodes.hpp are two) instantiates it.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "engine/config.hpp"
+
+namespace hybla::cuda::sddmm_detail {
+
+inline constexpr unsigned warp_size = 32;
+inline constexpr unsigned block_size = 256;
+
+template <class T>
+struct Args {
+    std::uint64_t nrows = 0, nnz = 0, k = 0;
+    std::uint64_t per_warp = 0;   // entries of each warp's share (a multiple of the entries a warp takes at once)
+    const Offset* off = nullptr;  // the pattern (m + 1 offsets, nnz columns)
+    const ColIndex* cols = nullptr;
+    const T* a = nullptr;   // m x k
+    const T* bt = nullptr;  // n x k
+    Offset* out_off = nullptr;     // the pattern's offsets copied here (m + 1)
+    ColIndex* out_cols = nullptr;  // and its columns
+    T* out = nullptr;              // nnz values
+};
+
+// A vector of V values of T, loaded in one instruction when V x sizeof(T) is 8 or 16 bytes.
+template <class T, unsigned V>
+struct alignas(sizeof(T) * V) Vec {
+    T v[V];
+};
+
+// The row of entry p (the last r with off[r] <= p), by the whole warp: each round its 32 lanes probe 32 points
+// of (lo, hi), so a million rows take four rounds of one load each. Every lane of the warp calls it with the
+// same p and gets the row.
+__device__ inline std::uint64_t warp_row_of(const Offset* off, std::uint64_t nrows, std::uint64_t p) {
+    const unsigned lane = threadIdx.x % warp_size;
+    std::uint64_t lo = 0, hi = nrows;  // off[lo] <= p < off[hi]
+    while (hi - lo > 1) {
+        // Probes increase with the lane, within lo + 1 .. hi - 1; off does not decrease, so the lanes whose
+        // probe is at most p are a prefix of the warp.
+        const std::uint64_t probe = lo + 1 + (hi - lo - 1) * lane / warp_size;
+        const unsigned below = __ballot_sync(0xffffffffu, off[probe] <= p), above = ~below;
+        const std::uint64_t new_lo = below ? __shfl_sync(0xffffffffu, probe, 31 - __clz(below)) : lo;
+        const std::uint64_t new_hi = above ? __shfl_sync(0xffffffffu, probe, __ffs(above) - 1) : hi;
+        lo = new_lo;
+        hi = new_hi;
+    }
+    return lo;
+}
+
+// Each warp takes an equal share of the entries, across row boundaries. A group of L lanes computes one entry
+// (32 / L entries at once; L sized to K, so no lane idles at small K): lane s of the group holds the vectors
+// s, s + L, ..., s + (NV - 1) L of V values of A's row, kept in registers while the group's next entry is in
+// the same row, and loads the same vectors of Bt's row j. Each lane folds its terms in x order, then the group
+// folds the lanes' results lower lane first (a fixed order: the same bits run after run). NV = 0: K is too long
+// for registers; the group walks A's row and Bt's row together, L x V values at a time.
+template <class T, class Sr, unsigned L, unsigned V, unsigned NV>
+__global__ void __launch_bounds__(block_size) sddmm_kernel(Args<T> x, Sr sr) {
+    constexpr unsigned E = warp_size / L;  // entries at once per warp
+    const unsigned lane = threadIdx.x % warp_size, group = lane / L, s = lane % L;
+    // The offsets are copied here, not by a copy of their own (one call less to queue).
+    for (std::uint64_t i = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i <= x.nrows;
+         i += std::uint64_t(gridDim.x) * blockDim.x)
+        x.out_off[i] = x.off[i];
+    const std::uint64_t w = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / warp_size;
+    const std::uint64_t begin = w * x.per_warp;
+    if (begin >= x.nnz) return;
+    const std::uint64_t end = begin + x.per_warp < x.nnz ? begin + x.per_warp : x.nnz;
+    const std::uint64_t k = x.k, kv = k / V;  // vectors per row
+    // The warp finds the row of its first entry; each group walks on from there.
+    std::uint64_t row = warp_row_of(x.off, x.nrows, begin);
+    std::uint64_t p = begin + group;
+    std::uint64_t next_row_start = x.off[row + 1];  // off[row + 1]
+    bool loaded = false;                             // a_reg holds A's row `row`
+    Vec<T, V> a_reg[NV > 0 ? NV : 1];
+    // Every lane of the warp runs the same number of steps (the groups' entries differ only by `group`).
+    const std::uint64_t steps = (end - begin + E - 1) / E;
+    for (std::uint64_t step = 0; step < steps; ++step, p += E) {
+        const bool live = p < end;
+        T acc{};
+        bool has = false;
+        if (live) {
+            if (p >= next_row_start) {  // row switch
+                do ++row;
+                while (x.off[row + 1] <= p);
+                next_row_start = x.off[row + 1];
+                loaded = false;
+            }
+            if constexpr (NV > 0) {
+                if (!loaded) {
+                    const Vec<T, V>* ar = reinterpret_cast<const Vec<T, V>*>(x.a + row * k);
+#pragma unroll
+                    for (unsigned t = 0; t < NV; ++t)
+                        if (s + t * L < kv) a_reg[t] = ar[s + t * L];
+                    loaded = true;
+                }
+            }
+            const ColIndex j = x.cols[p];
+            if (s == 0) x.out_cols[p] = j;
+            const Vec<T, V>* br = reinterpret_cast<const Vec<T, V>*>(x.bt + std::uint64_t(j) * k);
+            if constexpr (NV > 0) {
+#pragma unroll
+                for (unsigned t = 0; t < NV; ++t) {
+                    if (s + t * L < kv) {
+                        const Vec<T, V> b = br[s + t * L];
+#pragma unroll
+                        for (unsigned v = 0; v < V; ++v) {
+                            const T term = sr.template multiply<T>(a_reg[t].v[v], b.v[v]);
+                            acc = has ? sr.template add<T>(acc, term) : term;
+                            has = true;
+                        }
+                    }
+                }
+            } else {
+                const Vec<T, V>* ar = reinterpret_cast<const Vec<T, V>*>(x.a + row * k);
+                for (std::uint64_t q = s; q < kv; q += L) {
+                    const Vec<T, V> av = ar[q], b = br[q];
+#pragma unroll
+                    for (unsigned v = 0; v < V; ++v) {
+                        const T term = sr.template multiply<T>(av.v[v], b.v[v]);
+                        acc = has ? sr.template add<T>(acc, term) : term;
+                        has = true;
+                    }
+                }
+            }
+        }
+        // The group's lanes, lower lane first: after the step of width d, lane s holds lanes s .. s + 2d - 1.
+#pragma unroll
+        for (unsigned d = 1; d < L; d *= 2) {
+            // (Every lane of the warp is here each step; width L keeps the shuffles within each group.)
+            const T other = __shfl_down_sync(0xffffffffu, acc, d, L);
+            const bool other_has = __shfl_down_sync(0xffffffffu, has, d, L);
+            if (s % (2 * d) == 0 && other_has) {
+                acc = has ? sr.template add<T>(acc, other) : other;
+                has = true;
+            }
+        }
+        if (live && s == 0) x.out[p] = acc;
+    }
+}
+
+}  // namespace hybla::cuda::sddmm_detail
