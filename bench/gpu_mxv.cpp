@@ -2,6 +2,7 @@
 // cusparseSpMV (CSR, CUSPARSE_SPMV_ALG_DEFAULT) on the same matrix, next to the memory-traffic floor.
 //
 //   gpu_bench [--data DIR] [--graphs a,b,...] [--runs N] [--quick] [--spmm w1,w2,...] [--sddmm K1,K2,...]
+//             [--reorder rcm|degree]
 //
 // --spmm: then SpMM, C = A B with B dense of each width w (row-major, random values in [0.5, 1.5)), float and
 // double, hybla's mxm against cusparseSpMM (CSR, row-major B and C, ALG_DEFAULT) on the same data, both checked
@@ -18,6 +19,9 @@
 // all rows, at least 100000 entries; relative 1e-4 for float, 1e-9 for double), hybla's pattern against A's;
 // GFLOP/s = 2*nnz*K / hybla time; floor bytes = nnz * (4 + sizeof T) + (n+1)*8 + 2*n*K*sizeof T (X read once
 // as the row operand and once as the column operand).
+// --reorder: the SpMM and SDDMM tables also run each graph renumbered by algorithms/reorder.hpp's locality_order
+// (as "<graph>+rcm" or "+degree"), after a line with the order's cost: the order on the host, then permuted() on
+// the GPU. The random dense operands are not permuted (they are random either way).
 // Graphs: files of the data folder (DIR/<name>/<file>, read with io::read_graph) and R-MAT graphs
 // ("rmat18" .. "rmat22": Graph500 parameters a=.57 b=.19 c=.19, edge factor 16, symmetrised, scrambled ids).
 // Every matrix gets random values in [0.5, 1.5) and u random values, all present. Each time is the median of
@@ -48,6 +52,7 @@
 #include <utility>
 #include <vector>
 
+#include "algorithms/reorder.hpp"
 #include "bench/gpu_common.hpp"
 #include "engine/hybla.hpp"
 #include "io/read_graph.hpp"
@@ -64,6 +69,7 @@ struct Args {
     bool quick = false;
     std::vector<Index> spmm_widths;  // --spmm: also SpMM against cusparseSpMM for these widths
     std::vector<Index> sddmm_ks;     // --sddmm: also SDDMM against cusparseSDDMM for these inner dimensions
+    std::optional<algorithms::LocalityOrder> reorder;  // --reorder: those tables also on the renumbered graph
 };
 
 Args parse(int argc, char** argv) {
@@ -86,12 +92,21 @@ Args parse(int argc, char** argv) {
         else if (s == "--sddmm")
             for (const std::string& k : split_list(value()))
                 a.sddmm_ks.push_back(Index(std::max(1, std::atoi(k.c_str()))));
-        else if (s == "--help" || s == "-h") {
+        else if (s == "--reorder") {
+            const std::string how = value();
+            if (how == "rcm") a.reorder = algorithms::LocalityOrder::rcm;
+            else if (how == "degree") a.reorder = algorithms::LocalityOrder::degree;
+            else {
+                std::fprintf(stderr, "gpu_bench: --reorder takes rcm or degree, not %s\n", how.c_str());
+                std::exit(2);
+            }
+        } else if (s == "--help" || s == "-h") {
             std::printf("usage: gpu_bench [--data DIR] [--graphs a,b,...] [--runs N] [--quick] [--spmm w1,w2,...]\n"
-                        "                 [--sddmm K1,K2,...]\n"
+                        "                 [--sddmm K1,K2,...] [--reorder rcm|degree]\n"
                         "--spmm: also SpMM C = A B, B dense with each width w, against cusparseSpMM (float, double)\n"
                         "--sddmm: also SDDMM C<A> = X Xt, X dense n x K for each K, against cusparseSDDMM (float,\n"
                         "  double); cuSPARSE timed as the call alone and as bufferSize + cudaMalloc + call + cudaFree\n"
+                        "--reorder: those tables also on each graph renumbered by rcm or degree order (with its cost)\n"
                         "graphs: data folder names (default set: ");
             for (auto& [n, f] : data_files) std::printf("%s ", n.c_str());
             std::printf(") and rmatS for R-MAT scale S\n");
@@ -590,7 +605,24 @@ int main(int argc, char** argv) {
             print_row(r);
             if (!r.outcome.ok) failed = true;
             std::fprintf(stderr, "  (%s: built in %.1f s)\n", name.c_str(), load_s);
-            if (keep) loaded.emplace_back(name, std::move(a));
+            if (keep && args.reorder) {
+                // The order's cost as a user pays it: the order (on the host), then the renumbered matrix on the GPU.
+                const Matrix<float> g = a.to(Context::cuda());
+                const auto t1 = std::chrono::steady_clock::now();
+                const std::vector<Index> order = algorithms::locality_order(g, *args.reorder);
+                const auto t2 = std::chrono::steady_clock::now();
+                Matrix<float> p = algorithms::permuted(g, order);
+                cuda::synchronize(p.context().stream());
+                const auto t3 = std::chrono::steady_clock::now();
+                const char* how = *args.reorder == algorithms::LocalityOrder::rcm ? "rcm" : "degree";
+                std::printf("%-18s reordered by %s: order %.1f ms (host), permuted %.1f ms (GPU)\n", name.c_str(), how,
+                            std::chrono::duration<double, std::milli>(t2 - t1).count(),
+                            std::chrono::duration<double, std::milli>(t3 - t2).count());
+                loaded.emplace_back(name, std::move(a));
+                loaded.emplace_back(name + "+" + how, p.to(Context::cpu()));
+            } else if (keep) {
+                loaded.emplace_back(name, std::move(a));
+            }
         }
         if (!args.spmm_widths.empty()) {
             std::printf("\nSpMM plus_times: hybla mxm (public API) vs cusparseSpMM (CSR, row-major B and C, ALG_DEFAULT)\n");
