@@ -8,9 +8,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -196,6 +199,40 @@ inline std::vector<std::string> split_list(const std::string& list) {
         p = q + 1;
     }
     return out;
+}
+
+// The labels of mcl's output for a graph (a cluster a line, vertices as the graph names them): the line number of
+// each vertex's cluster; a vertex in no cluster gets a label of its own, after them.
+inline std::vector<std::int64_t> read_cluster_labels(const std::string& path, const io::VertexNames& names,
+                                                     Index n) {
+    std::unordered_map<std::string, Index> id;
+    for (Index v = 0; v < n; ++v) id.emplace(names.name(v), v);
+    std::vector<std::int64_t> label(n, -1);
+    std::ifstream f(path);
+    if (!f) {
+        std::fprintf(stderr, "%s: cannot open %s\n", program, path.c_str());
+        std::exit(2);
+    }
+    std::string line;
+    std::int64_t k = 0;
+    while (std::getline(f, line)) {
+        std::istringstream in(line);
+        bool any = false;
+        for (std::string w; in >> w;) {
+            const auto it = id.find(w);
+            if (it == id.end()) {
+                std::fprintf(stderr, "%s: %s: '%s' is not a vertex of the graph\n", program, path.c_str(),
+                             w.c_str());
+                std::exit(2);
+            }
+            label[it->second] = k;
+            any = true;
+        }
+        k += any;
+    }
+    for (auto& l : label)
+        if (l < 0) l = k++;
+    return label;
 }
 
 }  // namespace hybla::bench

@@ -20,10 +20,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "algorithms/contract.hpp"
@@ -38,35 +35,6 @@ using namespace hybla;
 using namespace hybla::bench;
 
 
-std::vector<std::int64_t> read_labels(const std::string& path, const io::VertexNames& names, Index n) {
-    std::unordered_map<std::string, Index> id;
-    for (Index v = 0; v < n; ++v) id.emplace(names.name(v), v);
-    std::vector<std::int64_t> label(n, -1);
-    std::ifstream f(path);
-    if (!f) {
-        std::fprintf(stderr, "gpu_contract: cannot open %s\n", path.c_str());
-        std::exit(2);
-    }
-    std::string line;
-    std::int64_t k = 0;
-    while (std::getline(f, line)) {
-        std::istringstream in(line);
-        bool any = false;
-        for (std::string w; in >> w;) {
-            const auto it = id.find(w);
-            if (it == id.end()) {
-                std::fprintf(stderr, "gpu_contract: %s: '%s' is not a vertex of the graph\n", path.c_str(), w.c_str());
-                std::exit(2);
-            }
-            label[it->second] = k;
-            any = true;
-        }
-        k += any;
-    }
-    for (auto& l : label)
-        if (l < 0) l = k++;
-    return label;
-}
 
 template <class F>
 double median_ms(int runs, F&& f) {
@@ -109,7 +77,7 @@ int main(int argc, char** argv) {
                                  ? io::read_abc<float>(path, {.undirected = true}, max_op{})
                                  : io::read_graph<float>(path);
         const Index n = g.matrix.nrows();
-        const std::vector<std::int64_t> labels = read_labels(argv[2], g.names, n);
+        const std::vector<std::int64_t> labels = read_cluster_labels(argv[2], g.names, n);
         const Matrix<float> a = g.matrix.to(gpu);
         algorithms::Contracted<float, std::int64_t> ours;
         const double hybla_ms = median_ms(runs, [&] {

@@ -1,0 +1,225 @@
+// gpu_hostprof: where a GPU call's host time goes. Every CUDA runtime call the library makes is timed and counted
+// per call of the measured operation: this program defines the runtime's functions itself, and its definitions
+// take precedence over libcudart's (they call the real ones, found with dlvsym). A small product is bound by
+// these calls when its wall time equals its host time (engine/cuda/spgemm/README.md).
+//
+//   gpu_hostprof GRAPH [CLUSTERS] [--runs N] [--stacks]
+//
+// Operations, on GRAPH's matrix A (float, on the GPU): A·A (plus_times); C<A> = X·Xᵀ with X dense n x 32
+// (SDDMM); with CLUSTERS (mcl's output for GRAPH, as gpu_contract reads it) `contract` and its two products.
+// For each: wall time and host time until the call returns (microseconds per call, mean of --runs, default 20,
+// after one warm-up call), then each runtime function's calls and microseconds per call of the operation, split
+// into waits (synchronisations, blocking copies) and the rest. The wrappers' own cost (two clock reads a call)
+// is included. --stacks: also the call sites of one more call, as offsets into this program and its
+// libraries, for `addr2line -f -C -e gpu_hostprof` (build with symbols).
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <execinfo.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "algorithms/contract.hpp"
+#include "bench/gpu_common.hpp"
+#include "engine/hybla.hpp"
+#include "io/read_graph.hpp"
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+bool timing = false, stacks = false;
+struct Stat {
+    double us = 0;
+    long calls = 0;
+};
+std::map<std::string, Stat>& stats() {
+    static std::map<std::string, Stat> s;
+    return s;
+}
+std::map<std::string, long>& sites() {
+    static std::map<std::string, long> s;
+    return s;
+}
+
+// The call site of a runtime call: up to eight frames as object+offset.
+void record_site(const char* name) {
+    void* frames[10];
+    const int n = backtrace(frames, 10);
+    std::string key = name;
+    for (int i = 2; i < n; ++i) {
+        Dl_info info;
+        char text[96];
+        if (dladdr(frames[i], &info) && info.dli_fbase) {
+            const char* base = info.dli_fname ? std::strrchr(info.dli_fname, '/') : nullptr;
+            std::snprintf(text, sizeof text, " %s+0x%lx", base ? base + 1 : "?",
+                          static_cast<unsigned long>(static_cast<char*>(frames[i]) - static_cast<char*>(info.dli_fbase)));
+        } else {
+            std::snprintf(text, sizeof text, " %p", frames[i]);
+        }
+        key += text;
+    }
+    ++sites()[key];
+}
+
+struct Timed {
+    const char* name;
+    clock_type::time_point t0 = clock_type::now();
+    explicit Timed(const char* n) : name(n) {}
+    ~Timed() {
+        if (stacks) record_site(name);
+        if (!timing) return;
+        Stat& s = stats()[name];
+        s.us += std::chrono::duration<double, std::micro>(clock_type::now() - t0).count();
+        ++s.calls;
+    }
+};
+
+template <class F>
+F real(const char* name) {
+    void* p = dlvsym(RTLD_NEXT, name, "libcudart.so.13");
+    if (!p) p = dlsym(RTLD_NEXT, name);
+    if (!p) {
+        std::fprintf(stderr, "gpu_hostprof: the CUDA runtime has no %s\n", name);
+        std::exit(2);
+    }
+    return reinterpret_cast<F>(p);
+}
+
+}  // namespace
+
+#define HYBLA_WRAP(ret, name, params, args)        \
+    extern "C" ret name params {                   \
+        static const auto f = real<ret(*) params>(#name); \
+        Timed timed(#name);                        \
+        return f args;                             \
+    }
+HYBLA_WRAP(cudaError_t, __cudaLaunchKernel, (cudaKernel_t k, dim3 g, dim3 b, void** a, size_t sm, cudaStream_t s),
+           (k, g, b, a, sm, s))
+HYBLA_WRAP(cudaError_t, cudaLaunchKernelExC, (const cudaLaunchConfig_t* c, const void* f2, void** a), (c, f2, a))
+HYBLA_WRAP(cudaError_t, cudaMallocAsync, (void** p, size_t n, cudaStream_t s), (p, n, s))
+HYBLA_WRAP(cudaError_t, cudaFreeAsync, (void* p, cudaStream_t s), (p, s))
+HYBLA_WRAP(cudaError_t, cudaMemcpyAsync, (void* d, const void* src, size_t n, cudaMemcpyKind k, cudaStream_t s),
+           (d, src, n, k, s))
+HYBLA_WRAP(cudaError_t, cudaMemcpy, (void* d, const void* src, size_t n, cudaMemcpyKind k), (d, src, n, k))
+HYBLA_WRAP(cudaError_t, cudaMemsetAsync, (void* d, int v, size_t n, cudaStream_t s), (d, v, n, s))
+HYBLA_WRAP(cudaError_t, cudaStreamSynchronize, (cudaStream_t s), (s))
+HYBLA_WRAP(cudaError_t, cudaEventSynchronize, (cudaEvent_t e), (e))
+HYBLA_WRAP(cudaError_t, cudaEventRecord, (cudaEvent_t e, cudaStream_t s), (e, s))
+HYBLA_WRAP(cudaError_t, cudaStreamWaitEvent, (cudaStream_t s, cudaEvent_t e, unsigned flags), (s, e, flags))
+HYBLA_WRAP(cudaError_t, cudaMemGetInfo, (size_t* free_bytes, size_t* total), (free_bytes, total))
+HYBLA_WRAP(cudaError_t, cudaMemPoolGetAttribute, (cudaMemPool_t p, cudaMemPoolAttr a, void* v), (p, a, v))
+HYBLA_WRAP(cudaError_t, cudaDeviceGetAttribute, (int* v, cudaDeviceAttr a, int d), (v, a, d))
+HYBLA_WRAP(cudaError_t, cudaSetDevice, (int d), (d))
+HYBLA_WRAP(cudaError_t, cudaGetDevice, (int* d), (d))
+HYBLA_WRAP(cudaError_t, cudaFuncGetAttributes, (cudaFuncAttributes* a, const void* f2), (a, f2))
+HYBLA_WRAP(cudaError_t, cudaFuncSetAttribute, (const void* f2, cudaFuncAttribute a, int v), (f2, a, v))
+HYBLA_WRAP(cudaError_t, cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,
+           (int* n, const void* f2, int b, size_t sm, unsigned flags), (n, f2, b, sm, flags))
+HYBLA_WRAP(cudaError_t, cudaPeekAtLastError, (), ())
+HYBLA_WRAP(cudaError_t, cudaGetLastError, (), ())
+HYBLA_WRAP(cudaError_t, cudaDeviceGetDefaultMemPool, (cudaMemPool_t* p, int d), (p, d))
+#undef HYBLA_WRAP
+
+namespace {
+
+using namespace hybla;
+
+template <class F>
+void profile(const char* what, int runs, bool with_sites, const Context& gpu, F&& f) {
+    const auto stream = static_cast<cudaStream_t>(gpu.stream());
+    f();  // warm-up
+    cudaStreamSynchronize(stream);
+    stats().clear();
+    double wall = 0, host = 0;
+    for (int r = 0; r < runs; ++r) {
+        timing = true;
+        const auto t0 = clock_type::now();
+        f();
+        const auto t1 = clock_type::now();
+        cudaStreamSynchronize(stream);
+        const auto t2 = clock_type::now();
+        timing = false;
+        host += std::chrono::duration<double, std::micro>(t1 - t0).count();
+        wall += std::chrono::duration<double, std::micro>(t2 - t0).count();
+    }
+    std::printf("%s: wall %.1f us a call, host until it returns %.1f us\n", what, wall / runs, host / runs);
+    double api = 0, waits = 0;
+    for (const auto& [name, s] : stats()) {
+        std::printf("  %-56s %7.2f calls %8.1f us (%.2f us each)\n", name.c_str(), double(s.calls) / runs,
+                    s.us / runs, s.us / double(s.calls));
+        const bool wait = name == "cudaStreamSynchronize" || name == "cudaEventSynchronize" || name == "cudaMemcpy";
+        (wait ? waits : api) += s.us;
+    }
+    std::printf("  runtime calls %.1f us, waits %.1f us, the rest (host code) %.1f us, a call\n", api / runs,
+                waits / runs, (wall - api - waits) / runs);
+    if (with_sites) {
+        sites().clear();
+        stacks = true;
+        f();
+        cudaStreamSynchronize(stream);
+        stacks = false;
+        for (const auto& [site, n] : sites())
+            if (site.rfind("cudaGetLastError", 0) && site.rfind("cudaPeekAtLastError", 0) &&
+                site.rfind("cudaGetDevice", 0))
+                std::printf("  site %ld x %s\n", n, site.c_str());
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    bench::program = "gpu_hostprof";
+    std::vector<std::string> pos;
+    int runs = 20;
+    bool want_stacks = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string s = argv[i];
+        if (s == "--runs" && i + 1 < argc) runs = std::max(1, std::atoi(argv[++i]));
+        else if (s == "--stacks") want_stacks = true;
+        else if (s == "-h" || s == "--help") {
+            std::printf("usage: gpu_hostprof GRAPH [CLUSTERS] [--runs N] [--stacks]\n");
+            return 0;
+        } else pos.push_back(s);
+    }
+    if (pos.empty() || pos.size() > 2) {
+        std::fprintf(stderr, "usage: gpu_hostprof GRAPH [CLUSTERS] [--runs N] [--stacks]\n");
+        return 2;
+    }
+    try {
+        const Context gpu = Context::cuda();
+        io::Graph<float> g = io::graph_format_of(pos[0]) == io::GraphFormat::abc
+                                 ? io::read_abc<float>(pos[0], {.undirected = true}, max_op{})
+                                 : io::read_graph<float>(pos[0]);
+        const Index n = g.matrix.nrows();
+        const Matrix<float> a = g.matrix.to(gpu);
+        auto run = [&](const char* what, auto&& f) { profile(what, runs, want_stacks, gpu, f); };
+        run("A·A", [&] {
+            Matrix<float> c(n, n, gpu);
+            mxm(c, no_mask, no_accum, plus_times{}, a, a);
+        });
+        const DenseMatrix<float> x = DenseMatrix<float>(n, 32, 1.0f, Context::cpu()).to(gpu);
+        run("SDDMM C<A> = X·Xᵀ, K = 32", [&] {
+            Matrix<float> c(n, n, gpu);
+            mxm(c, a, no_accum, plus_times{}, x, x, Descriptor{.transpose_b = true, .mask_structure = true});
+        });
+        if (pos.size() == 2) {
+            const std::vector<std::int64_t> labels = bench::read_cluster_labels(pos[1], g.names, n);
+            run("contract (the whole call)", [&] { (void)algorithms::contract(a, labels); });
+            const auto cl = algorithms::compact_labels(std::span<const std::int64_t>(labels));
+            Array<ColIndex> columns(n);
+            for (Index v = 0; v < n; ++v) columns[v] = ColIndex(cl.compact[v]);
+            const Matrix<float> st = algorithms::detail::indicator_transposed<float>(std::move(columns),
+                                                                                     cl.labels.size(), gpu);
+            run("contract's two products", [&] { (void)algorithms::detail::coarsen<plus_monoid>(st, a); });
+        }
+        return 0;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "gpu_hostprof: %s\n", e.what());
+        return 2;
+    }
+}
