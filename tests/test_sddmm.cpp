@@ -478,3 +478,30 @@ TEST_CASE("SDDMM argument errors: dimensions and complemented masks", "[mxm][sdd
     REQUIRE_NOTHROW(mxm(c, m36, no_accum, plus_times{}, x34, y64, tb));
     REQUIRE(c.nvals() == 3);  // (1,3) kept, (0,1) and (2,5) computed
 }
+
+// A pattern of far fewer entries than rows: the GPU grid is sized by the entries yet copies all the offsets, and a
+// group's next entry lies many rows on (found by a search, not row by row). Entries at the first and last rows,
+// two in one row, and long runs of empty rows between.
+TEST_CASE("SDDMM: a few entries spread over many rows", "[mxm][sddmm]") {
+    const Index m = 200003, n = 7, k = 32;
+    ref::Gen g(131);
+    const DenseMatrix<float> x = operand<float>(g, m, k), y = operand<float>(g, n, k);
+    const std::vector<Index> rows{0, 5, 5, 77777, 150000, 199999, m - 1}, cols{3, 0, 6, 2, 2, 5, 1};
+    Array<bool> vals(rows.size(), true);
+    const Matrix<bool> mask = Matrix<bool>::from_tuples(m, n, std::span<const Index>(rows), std::span<const Index>(cols),
+                                                        vals.span(), lor_op{}, default_context());
+    Matrix<float> c(m, n, default_context());
+    mxm(c, mask, no_accum, plus_times{}, on_default(x), on_default(y), Descriptor{.transpose_b = true});
+    const Matrix<float> h = c.to(Context::cpu());
+    REQUIRE(h.nvals() == rows.size());
+    for (std::size_t e = 0; e < rows.size(); ++e) {
+        double want = 0, scale = 0;
+        for (Index t = 0; t < k; ++t) {
+            want += double(x(rows[e], t)) * double(y(cols[e], t));
+            scale += std::fabs(double(x(rows[e], t)) * double(y(cols[e], t)));
+        }
+        const auto got = h.get(rows[e], cols[e]);
+        REQUIRE(got.has_value());
+        CHECK(std::fabs(double(*got) - want) <= 1e-5 * std::max(1.0, scale));
+    }
+}

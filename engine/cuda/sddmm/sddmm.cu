@@ -34,7 +34,10 @@ void launch(const Args<T>& x, const Sr& sr, int device, cudaStream_t stream) {
     Args<T> a = x;
     a.per_warp = per_warp(x.nnz, 32 / L, device);
     const std::uint64_t warps = (x.nnz + a.per_warp - 1) / a.per_warp;
-    const std::uint64_t blocks = (warps * warp_size + block_size - 1) / block_size;
+    // Enough blocks for the entries, and for the copy of the offsets at 16 a thread (a pattern of few entries
+    // and many rows).
+    const std::uint64_t blocks = std::max((warps * warp_size + block_size - 1) / block_size,
+                                          (x.nrows + 1 + 16 * block_size - 1) / (16 * block_size));
     sddmm_kernel<T, Sr, L, V, NV><<<unsigned(blocks), block_size, 0, stream>>>(a, sr);
     checked(int(cudaGetLastError()), "SDDMM kernel");
     trace("cuda sddmm: %llu entries, k %llu: %u lanes an entry, %u values a load, %u loads of A kept a lane, "

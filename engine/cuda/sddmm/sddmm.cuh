@@ -86,9 +86,19 @@ __global__ void __launch_bounds__(block_size) sddmm_kernel(Args<T> x, Sr sr) {
         T acc{};
         bool has = false;
         if (live) {
-            if (p >= next_row_start) {  // row switch
+            if (p >= next_row_start) {  // row switch: a few rows on by steps, farther by a search
+                unsigned walked = 0;
                 do ++row;
-                while (x.off[row + 1] <= p);
+                while (x.off[row + 1] <= p && ++walked < 4);
+                if (x.off[row + 1] <= p) {
+                    std::uint64_t lo = row, hi = x.nrows;  // off[lo] <= p < off[hi]
+                    while (hi - lo > 1) {
+                        const std::uint64_t mid = lo + (hi - lo) / 2;
+                        if (x.off[mid] <= p) lo = mid;
+                        else hi = mid;
+                    }
+                    row = lo;
+                }
                 next_row_start = x.off[row + 1];
                 loaded = false;
             }

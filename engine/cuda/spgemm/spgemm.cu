@@ -482,6 +482,10 @@ unsigned tile_width() {
 // Rows listed by group, and where each group starts.
 struct Grouping {
     Grouping() = default;
+    Grouping(const Grouping&) = delete;  // (the pointers point into storage)
+    Grouping& operator=(const Grouping&) = delete;
+    Grouping(Grouping&&) = default;
+    Grouping& operator=(Grouping&&) = default;
     Grouping(Index rows_, const Context& ctx)
         : storage(words(sizeof(GroupStats)) + rows_ + words(4 * rows_) + words(rows_), ctx), m(rows_) {
         std::uint64_t* w = storage.data();
