@@ -302,9 +302,9 @@ std::vector<T> spmm_reference(const Dense<T>& a, const DenseMatrix<T>& b, const 
     return out;
 }
 
-// Rows of 0 to 1500 entries (up to 47 pieces of 32) with their partial results in batches of 1, 2, 3, 7 and 50
-// pieces (HYBLA_SPMM_PARTIAL): rows whose pieces fall into two or many batches, batches holding the ends of
-// two rows. The CPU backend ignores the variable.
+// Rows of 0 to 1500 entries with the SpMM's workers' partial rows held to 1, 2, 3, 7 and 50 workers' worth
+// (HYBLA_SPMM_PARTIAL): a single worker walking the whole matrix, and a few long shares each holding the ends of
+// several rows. The CPU backend ignores the variable.
 template <class Sr, class T, class Accum = NoAccum>
 void check_spmm_batches(std::uint64_t seed, Accum accum = {}) {
     ref::Gen g(seed);
@@ -326,8 +326,8 @@ void check_spmm_batches(std::uint64_t seed, Accum accum = {}) {
         const std::vector<T> want = spmm_reference<Sr>(a0, b0, c0, accum);
         const DenseMatrix<T> b = b0.to(default_context());
         for (std::uint64_t per : {1, 2, 3, 7, 50}) {
-            INFO("seed " << seed << ", width " << w << ", " << per << " pieces a batch");
-            const EnvGuard limit("HYBLA_SPMM_PARTIAL", std::to_string(per * w * sizeof(T)));
+            INFO("seed " << seed << ", width " << w << ", at most " << per << " workers");
+            const EnvGuard limit("HYBLA_SPMM_PARTIAL", std::to_string(per * 2 * w * sizeof(T)));
             DenseMatrix<T> c = c0.to(default_context());
             mxm(c, no_mask, accum, Sr{}, a, b);
             CHECK_SAME_VALUES(host_values(c), want);
@@ -337,7 +337,7 @@ void check_spmm_batches(std::uint64_t seed, Accum accum = {}) {
 
 }  // namespace
 
-TEST_CASE("SpMM: split rows' partial results taken in small batches give the same result", "[context][limits][spmm]") {
+TEST_CASE("SpMM: few long shares under a small partial limit give the same result", "[context][limits][spmm]") {
     check_spmm_batches<plus_times, double>(81);
     check_spmm_batches<plus_times, double>(82, plus_op{});
     check_spmm_batches<plus_times, float>(83, plus_op{});
@@ -345,10 +345,10 @@ TEST_CASE("SpMM: split rows' partial results taken in small batches give the sam
     check_spmm_batches<max_times, std::int32_t>(85, max_op{});
 }
 
-TEST_CASE("SpMM: the split rows' partial results are held a batch at a time", "[context][limits][spmm]") {
-    // 32 rows of 40000 entries: 40000 pieces of 32 entries, whose partial results (128 doubles a piece) take
-    // 41 MB at once; in batches of 1 MB (HYBLA_SPMM_PARTIAL) the SpMM holds about 40 MB less device memory, with
-    // the same result. The rest of what it holds (inputs, output, plan) is the same in both calls.
+TEST_CASE("SpMM: the workers' partial rows stay within HYBLA_SPMM_PARTIAL", "[context][limits][spmm]") {
+    // 32 rows of 40000 entries, 128 doubles wide: each share's split rows leave two partial rows of 1 KiB, a few
+    // MB over a GPU's default shares (thousands of workers); with HYBLA_SPMM_PARTIAL at 1 MiB the call holds
+    // at most that besides its output and its plan (a row number a share), with the same result.
     ref::Gen g(91);
     const Context ctx = default_context();
     const Index m = 32, k = 40000, w = 128;
@@ -362,26 +362,30 @@ TEST_CASE("SpMM: the split rows' partial results are held a batch at a time", "[
         }
     const Matrix<double> a = Matrix<double>::from_tuples(m, k, r, c, v, plus_op{}, Context::cpu()).to(ctx);
     const DenseMatrix<double> b = ref::random_dense<double>(g, k, w).to(ctx);
-    const std::size_t whole_partial = m * ((k + 31) / 32) * w * sizeof(double);
     DenseMatrix<double> y0(m, w, 0.0, ctx);
     mxm(y0, no_mask, no_accum, plus_times{}, a, b);  // makes the matrix's plan
-    auto held = [&](DenseMatrix<double>& y) {
+    auto held = [&](DenseMatrix<double>& y) {  // the most the call held beyond what was held before it
         reset_peak_device_memory(ctx);
+        const std::size_t before = peak_device_memory(ctx);
         mxm(y, no_mask, no_accum, plus_times{}, a, b);
-        return peak_device_memory(ctx);
+        return peak_device_memory(ctx) - before;
     };
     DenseMatrix<double> y1(m, w, 0.0, ctx), y2(m, w, 0.0, ctx);
     const std::size_t whole = held(y1);
-    std::size_t batched = 0;
+    const std::size_t limit = 1 << 20;
+    std::size_t limited = 0;
     {
-        const EnvGuard limit("HYBLA_SPMM_PARTIAL", std::to_string(1 << 20));
-        batched = held(y2);
+        const EnvGuard env("HYBLA_SPMM_PARTIAL", std::to_string(limit));
+        limited = held(y2);
     }
     CHECK_SAME_VALUES(host_values(y2), host_values(y1));
     CHECK_SAME_VALUES(host_values(y1), host_values(y0));
     if (ctx.is_cuda()) {
-        INFO("peak " << whole << " B whole, " << batched << " B in batches; whole partial results " << whole_partial);
-        CHECK(whole >= batched + whole_partial * 3 / 4);
+        // The output, a plan of a row number a share (shares of at least 8 entries), the pool's rounding.
+        const std::size_t output = m * w * sizeof(double), plan = (m * k / 8) * sizeof(std::uint64_t);
+        INFO("held " << whole << " B by default, " << limited << " B within " << limit << " B of partial rows");
+        CHECK(limited <= limit + output + plan + (1 << 20));
+        CHECK(whole > limited);
     }
 }
 

@@ -548,9 +548,9 @@ void check_sddmm(std::uint64_t seed, Accum accum = {}) {
         }
 }
 
-// Rows longer than the GPU kernel's pieces of 32 entries are summed piece by piece and combined in order (by eight
-// runs of pieces): rows of 31 to 1500 entries (1 to 47 pieces) starting at different offsets of the entry array,
-// between short and empty rows, and a matrix of a single long row. Both operand orders: a long row of A, and (transpose_a) a long column.
+// Rows longer than the GPU's shares of entries (32 or more a worker) are summed share by share and the partial
+// rows combined in order: rows of 31 to 1500 entries starting at different offsets of the entry array, between
+// short and empty rows, and a matrix of a single long row. Both operand orders: a long row of A, and (transpose_a) a long column.
 template <class Sr, class T, class Accum = NoAccum>
 void check_spmm_long_rows(std::uint64_t seed, Accum accum = {}) {
     ref::Gen g(seed);
@@ -583,7 +583,7 @@ void check_spmm_long_rows(std::uint64_t seed, Accum accum = {}) {
 
 }  // namespace
 
-TEST_CASE("SpMM: rows longer than the GPU's pieces are split and combined in order", "[mxm][spmm]") {
+TEST_CASE("SpMM: rows longer than the GPU's shares are split and combined in order", "[mxm][spmm]") {
     check_spmm_long_rows<plus_times, double>(61);
     check_spmm_long_rows<plus_times, std::int64_t>(62, plus_op{});
     check_spmm_long_rows<min_plus, std::int64_t>(63);

@@ -49,9 +49,8 @@ inline std::vector<RowRange> row_batches(std::span<const Offset> offsets, std::u
     return out;
 }
 
-// The SpMM's split rows are summed piece by piece, each piece's partial result a row of `width` values of
-// elem_bytes, before the pieces of a row are combined. Pieces are taken in batches whose partial results fit
-// max_bytes: the pieces per batch (at least one, whatever its size; no limit for width 0).
+// How many rows of `width` values of elem_bytes fit max_bytes: at least one, whatever its size; no limit for
+// width 0. The SpMM's workers leave up to two partial rows each: it takes no more workers than fit its limit.
 inline std::uint64_t pieces_per_batch(std::uint64_t width, std::size_t elem_bytes, std::uint64_t max_bytes) {
     if (width == 0 || elem_bytes == 0) return std::numeric_limits<std::uint64_t>::max();
     if (width > max_bytes / elem_bytes) return 1;

@@ -1,10 +1,13 @@
-// Loads and warp shuffles for every value type (bool and uint8 travel as 32-bit words): used by the SpMV
-// (spmv/spmv.cu) and the SpMM (spmm/spmm.cu).
+// Loads and warp shuffles for every value type (bool and uint8 travel as 32-bit words), vectors of values, and
+// the row of an entry in CSR offsets: used by the SpMV (spmv/), the SpMM (spmm/) and the SDDMM (sddmm/).
 #pragma once
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
+
+#include "engine/config.hpp"
 
 namespace hybla::cuda::warp_ops {
 
@@ -50,6 +53,53 @@ __device__ __forceinline__ T shfl_down(T v, unsigned d) {
 template <class T>
 __device__ __forceinline__ T shfl_idx(T v, int src, unsigned mask = 0xffffffffu, int width = 32) {
     return narrow<T>(__shfl_sync(mask, widen<word_t<T>>(v), src, width));
+}
+
+// A vector of V values of T, loaded in one instruction when V x sizeof(T) is 8 or 16 bytes.
+template <class T, unsigned V>
+struct alignas(sizeof(T) * V) Vec {
+    T v[V];
+};
+
+// The row of entry p (the last r in [lo, hi) with off[r] <= p; off[lo] <= p < off[hi]), by a group of L lanes
+// (L a power of two, lane s of the group, mask the group's lanes): each round the L lanes probe L points of
+// (lo, hi), so a million rows take four rounds of one load each for a warp, seven for 8 lanes. Every lane of the
+// group calls it with the same arguments and gets the row.
+template <unsigned L>
+__device__ __forceinline__ std::uint64_t group_row_of(const hybla::Offset* off, std::uint64_t lo, std::uint64_t hi,
+                                                      std::uint64_t p, unsigned s, unsigned mask) {
+    if constexpr (L == 1) {
+        while (hi - lo > 1) {
+            const std::uint64_t mid = lo + (hi - lo) / 2;
+            if (off[mid] <= p) lo = mid;
+            else hi = mid;
+        }
+    } else {
+        const unsigned shift = __ffs(mask) - 1;  // the group's first lane in the warp
+        while (hi - lo > 1) {
+            // Probes increase with s, within lo + 1 .. hi - 1; off does not decrease, so the lanes whose probe
+            // is at most p are a prefix of the group.
+            const std::uint64_t probe = lo + 1 + (hi - lo - 1) * s / L;
+            const unsigned below = (__ballot_sync(mask, off[probe] <= p) & mask) >> shift;
+            const unsigned above = ~below & (L == 32 ? 0xffffffffu : (1u << L) - 1u);
+            const std::uint64_t new_lo = below ? __shfl_sync(mask, probe, 31 - __clz(below), L) : lo;
+            const std::uint64_t new_hi = above ? __shfl_sync(mask, probe, __ffs(above) - 1, L) : hi;
+            lo = new_lo;
+            hi = new_hi;
+        }
+    }
+    return lo;
+}
+
+// The row of entry p when it lies past `row` (off[row + 1] <= p < off[nrows]): up to four rows on by steps (the
+// common case: the next row), farther by a search of the group.
+template <unsigned L>
+__device__ __forceinline__ std::uint64_t next_row_of(const hybla::Offset* off, std::uint64_t nrows, std::uint64_t row,
+                                                     std::uint64_t p, unsigned s, unsigned mask) {
+    unsigned walked = 0;
+    do ++row;
+    while (off[row + 1] <= p && ++walked < 4);
+    return off[row + 1] <= p ? group_row_of<L>(off, row + 1, nrows, p, s, mask) : row;
 }
 
 }  // namespace hybla::cuda::warp_ops

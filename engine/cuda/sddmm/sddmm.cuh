@@ -10,8 +10,11 @@
 #include <cstdint>
 
 #include "engine/config.hpp"
+#include "engine/cuda/warp.cuh"
 
 namespace hybla::cuda::sddmm_detail {
+
+using warp_ops::Vec;
 
 inline constexpr unsigned warp_size = 32;
 inline constexpr unsigned block_size = 256;
@@ -28,31 +31,6 @@ struct Args {
     ColIndex* out_cols = nullptr;  // and its columns
     T* out = nullptr;              // nnz values
 };
-
-// A vector of V values of T, loaded in one instruction when V x sizeof(T) is 8 or 16 bytes.
-template <class T, unsigned V>
-struct alignas(sizeof(T) * V) Vec {
-    T v[V];
-};
-
-// The row of entry p (the last r with off[r] <= p), by the whole warp: each round its 32 lanes probe 32 points
-// of (lo, hi), so a million rows take four rounds of one load each. Every lane of the warp calls it with the
-// same p and gets the row.
-__device__ inline std::uint64_t warp_row_of(const Offset* off, std::uint64_t nrows, std::uint64_t p) {
-    const unsigned lane = threadIdx.x % warp_size;
-    std::uint64_t lo = 0, hi = nrows;  // off[lo] <= p < off[hi]
-    while (hi - lo > 1) {
-        // Probes increase with the lane, within lo + 1 .. hi - 1; off does not decrease, so the lanes whose
-        // probe is at most p are a prefix of the warp.
-        const std::uint64_t probe = lo + 1 + (hi - lo - 1) * lane / warp_size;
-        const unsigned below = __ballot_sync(0xffffffffu, off[probe] <= p), above = ~below;
-        const std::uint64_t new_lo = below ? __shfl_sync(0xffffffffu, probe, 31 - __clz(below)) : lo;
-        const std::uint64_t new_hi = above ? __shfl_sync(0xffffffffu, probe, __ffs(above) - 1) : hi;
-        lo = new_lo;
-        hi = new_hi;
-    }
-    return lo;
-}
 
 // Each warp takes an equal share of the entries, across row boundaries. A group of L lanes computes one entry
 // (32 / L entries at once; L sized to K, so no lane idles at small K): lane s of the group holds the vectors
@@ -74,7 +52,7 @@ __global__ void __launch_bounds__(block_size) sddmm_kernel(Args<T> x, Sr sr) {
     const std::uint64_t end = begin + x.per_warp < x.nnz ? begin + x.per_warp : x.nnz;
     const std::uint64_t k = x.k, kv = k / V;  // vectors per row
     // The warp finds the row of its first entry; each group walks on from there.
-    std::uint64_t row = warp_row_of(x.off, x.nrows, begin);
+    std::uint64_t row = warp_ops::group_row_of<warp_size>(x.off, 0, x.nrows, begin, lane, 0xffffffffu);
     std::uint64_t p = begin + group;
     std::uint64_t next_row_start = x.off[row + 1];  // off[row + 1]
     bool loaded = false;                             // a_reg holds A's row `row`
@@ -86,19 +64,8 @@ __global__ void __launch_bounds__(block_size) sddmm_kernel(Args<T> x, Sr sr) {
         T acc{};
         bool has = false;
         if (live) {
-            if (p >= next_row_start) {  // row switch: a few rows on by steps, farther by a search
-                unsigned walked = 0;
-                do ++row;
-                while (x.off[row + 1] <= p && ++walked < 4);
-                if (x.off[row + 1] <= p) {
-                    std::uint64_t lo = row, hi = x.nrows;  // off[lo] <= p < off[hi]
-                    while (hi - lo > 1) {
-                        const std::uint64_t mid = lo + (hi - lo) / 2;
-                        if (x.off[mid] <= p) lo = mid;
-                        else hi = mid;
-                    }
-                    row = lo;
-                }
+            if (p >= next_row_start) {  // row switch
+                row = warp_ops::next_row_of<1>(x.off, x.nrows, row, p, 0, 0);
                 next_row_start = x.off[row + 1];
                 loaded = false;
             }

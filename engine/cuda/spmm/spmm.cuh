@@ -1,0 +1,279 @@
+// HP-SpMM (papers/hp-spmm-sddmm.txt, Section III-A1, Algorithm 3) made semiring-generic and deterministic:
+// C = A ⊕.⊗ B, or C = accum(C, A ⊕.⊗ B) in place, A sparse (CSR), B (k x w) and C (m x w) dense row-major.
+// README.md beside this file has the design and the measurements.
+//
+// Header-visible: any semiring type with device `zero`, `add` and `multiply` (RuntimeSemiring and PlusTimes of
+// engine/cuda/opcodes.hpp are two) instantiates it.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "engine/config.hpp"
+#include "engine/cuda/opcodes.hpp"
+#include "engine/cuda/warp.cuh"
+
+namespace hybla::cuda::spmm_detail {
+
+using warp_ops::Vec;
+
+inline constexpr unsigned warp_size = 32;
+inline constexpr unsigned block_size = 256;
+
+// Where the results go: C = R, or C = accum(C, R) in place. Rows of A without entries give the monoid's
+// identity; with skip_empty (the accumulator is the add monoid's own operator, for which the identity changes
+// nothing) they are not written at all.
+template <class T>
+struct Out {
+    T* c = nullptr;
+    bool accumulate = false;
+    bool skip_empty = false;
+    BinaryOp accum = BinaryOp::first;
+    __device__ __forceinline__ void put(std::uint64_t at, T v) const {
+        c[at] = accumulate ? apply_binary<T>(accum, c[at], v) : v;
+    }
+};
+
+template <class T>
+struct Args {
+    std::uint64_t nrows = 0, nnz = 0, w = 0;  // A is nrows x k with nnz entries; B and C have w columns
+    std::uint64_t share = 0;                  // entries of each worker (a group of L lanes), the last fewer
+    std::uint64_t workers = 0;                // ceil(nnz / share)
+    const Offset* off = nullptr;
+    const ColIndex* cols = nullptr;
+    const T* vals = nullptr;
+    const T* b = nullptr;
+    Out<T> out;
+    // Two rows of w values per worker: [2 worker] its first row when that row began in an earlier share (the
+    // head), [2 worker + 1] its last row when that row goes on into the next share (the tail).
+    T* partial = nullptr;
+    const std::uint64_t* first_row = nullptr;  // the row of each worker's first entry (the plan)
+};
+
+// Rows of A without entries: the monoid's identity (accumulated into C), unless skip_empty. A group of L lanes a
+// row, grid-stride; no worker writes these rows.
+template <class T, class Sr, unsigned L>
+__device__ __forceinline__ void empty_rows(const Args<T>& x, const Sr& sr, unsigned s) {
+    if (x.out.skip_empty) return;
+    const std::uint64_t groups = std::uint64_t(gridDim.x) * (blockDim.x / L);
+    for (std::uint64_t i = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / L; i < x.nrows; i += groups)
+        if (x.off[i] == x.off[i + 1])
+            for (std::uint64_t c = s; c < x.w; c += L) x.out.put(i * x.w + c, sr.template zero<T>());
+}
+
+// Equal shares of A's entries, across row boundaries, one per group of L lanes (a worker; 32 / L workers a warp).
+// Lane s of a worker holds, for a panel of L x NV x V columns, the vectors s, s + L, ..., s + (NV - 1) L of V
+// values and folds into them one entry after another (the row's entries in order, so each lane's sums are in x
+// order). Few lanes with several vectors each (NV = 4 from 16 vectors on) rather than a warp with one: the
+// per-entry work (the column's shuffle, the address, the row test) is paid once for NV loads, and the kernel
+// is bound by instructions issued before it is bound by memory. The worker takes its entries U at a time:
+// their columns and values read coalesced (E a lane, the next batch's read while this one's B rows load), passed
+// round by shuffle, the B loads of all U issued before the first fold. When the row changes (the paper's
+// RowSwitchFlag) the finished row goes to C; a row that began in an earlier share, or goes on into the next, goes
+// to the worker's partial rows instead, and combine_kernel folds those in order. Panels past L x NV x V columns
+// walk the share again.
+template <class T, class Sr, unsigned L, unsigned V, unsigned NV, unsigned U, unsigned MB>
+__global__ void __launch_bounds__(block_size, MB) spmm_kernel(Args<T> x, Sr sr) {
+    constexpr unsigned E = (U + L - 1) / L;  // entries a lane reads a batch
+    constexpr unsigned panel = L * NV * V;
+    // plus_times needs no flag for "no term yet": its identity starts each row.
+    constexpr bool has_identity = std::is_same_v<Sr, PlusTimes>;
+    const unsigned lane = threadIdx.x % warp_size, s = lane % L;
+    const unsigned mask = L == warp_size ? 0xffffffffu : ((1u << L) - 1u) << (lane - s);
+    empty_rows<T, Sr, L>(x, sr, s);
+    const std::uint64_t worker = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / L;
+    if (worker >= x.workers) return;  // the whole group: `worker` is the same on its lanes
+    const std::uint64_t begin = worker * x.share, end = begin + x.share < x.nnz ? begin + x.share : x.nnz;
+    const unsigned w = unsigned(x.w);  // below 2^31 (the driver checks)
+    const unsigned n = unsigned(end - begin);
+    const std::uint64_t row0 = x.first_row[worker];
+    T* head = x.partial + 2 * worker * w;
+    T* tail = head + w;
+    // The columns and values of the batch at entry i of the share: lane s reads entries i + s, i + s + L, ...
+    auto read = [&](unsigned i, ColIndex (&k)[E], T (&a)[E]) {
+#pragma unroll
+        for (unsigned e = 0; e < E; ++e) {
+            const unsigned j = i + e * L + s;
+            const bool in = j < n && e * L + s < U;
+            k[e] = in ? warp_ops::load_ro(x.cols + begin + j) : 0;
+            a[e] = in ? warp_ops::load_ro(x.vals + begin + j) : T{};
+        }
+    };
+    for (unsigned x0 = 0; x0 < w; x0 += panel) {
+        // The lane's columns x0 + (s + t L) V inside the width.
+        bool col_in[NV];
+#pragma unroll
+        for (unsigned t = 0; t < NV; ++t) col_in[t] = x0 + (s + t * L) * V < w;
+        Vec<T, V> acc[NV];
+#pragma unroll
+        for (unsigned t = 0; t < NV; ++t)
+#pragma unroll
+            for (unsigned v = 0; v < V; ++v) acc[t].v[v] = sr.template zero<T>();
+        std::uint64_t row = row0;
+        // Entries of the share before the next row (relative to begin; past n when the row goes on).
+        std::uint64_t next_abs = x.off[row0 + 1];
+        unsigned next = unsigned(next_abs - begin < n ? next_abs - begin : n);
+        bool in_head = x.off[row0] < begin;  // the row began in an earlier share
+        bool has = false;
+        // The row's values of this panel: to C, or to a partial row.
+        auto flush = [&](T* dst) {
+#pragma unroll
+            for (unsigned t = 0; t < NV; ++t) {
+                const unsigned c = x0 + (s + t * L) * V;
+#pragma unroll
+                for (unsigned v = 0; v < V; ++v)
+                    if (col_in[t] && c + v < w) {
+                        if (dst) dst[c + v] = acc[t].v[v];
+                        else x.out.put(row * w + c + v, acc[t].v[v]);
+                    }
+            }
+        };
+        ColIndex kn[E];
+        T an[E];
+        read(0, kn, an);
+        for (unsigned i = 0; i < n; i += U) {
+            ColIndex kq[E];
+            T aq[E];
+#pragma unroll
+            for (unsigned e = 0; e < E; ++e) {
+                kq[e] = kn[e];
+                aq[e] = an[e];
+            }
+            if (i + U < n) read(i + U, kn, an);
+            // The B loads of the batch first.
+            Vec<T, V> bv[U][NV];
+            T av[U];
+#pragma unroll
+            for (unsigned u = 0; u < U; ++u) {
+                const ColIndex k = warp_ops::shfl_idx(kq[u / L], int(u % L), mask, int(L));
+                av[u] = warp_ops::shfl_idx(aq[u / L], int(u % L), mask, int(L));
+                if (i + u < n) {
+                    const Vec<T, V>* br = reinterpret_cast<const Vec<T, V>*>(x.b + std::uint64_t(k) * w + x0);
+#pragma unroll
+                    for (unsigned t = 0; t < NV; ++t)
+                        if (col_in[t]) bv[u][t] = br[s + t * L];
+                }
+            }
+            // Then their folds, in order, a run of the same row at a time: one copy of the row switch's code
+            // and one of the folds (each a fixed register, those outside the run skipped).
+            const unsigned nu = n - i < U ? n - i : U;
+            for (unsigned u = 0; u < nu;) {
+                if (i + u >= next) {  // row switch: the finished row out, the next row found
+                    flush(in_head ? head : nullptr);
+                    in_head = false;
+                    has = false;
+#pragma unroll
+                    for (unsigned t = 0; t < NV; ++t)
+#pragma unroll
+                        for (unsigned v = 0; v < V; ++v) acc[t].v[v] = sr.template zero<T>();
+                    row = warp_ops::next_row_of<L>(x.off, x.nrows, row, begin + i + u, s, mask);
+                    next_abs = x.off[row + 1];
+                    next = unsigned(next_abs - begin < n ? next_abs - begin : n);
+                }
+                const unsigned stop = next - i < nu ? next - i : nu;
+#pragma unroll
+                for (unsigned e = 0; e < U; ++e) {
+                    if (e < u || e >= stop) continue;
+#pragma unroll
+                    for (unsigned t = 0; t < NV; ++t)
+#pragma unroll
+                        for (unsigned v = 0; v < V; ++v) {
+                            const T term = sr.template multiply<T>(av[e], bv[e][t].v[v]);
+                            if constexpr (has_identity) acc[t].v[v] = sr.template add<T>(acc[t].v[v], term);
+                            else acc[t].v[v] = has ? sr.template add<T>(acc[t].v[v], term) : term;
+                        }
+                    has = true;
+                }
+                u = stop;
+            }
+        }
+        // The last row: whole (to C), or a part of a row that also lies in other shares.
+        flush(in_head ? head : next_abs > end ? tail : nullptr);
+    }
+}
+
+// The rows split over shares. A block looks at 8 boundaries at a time, a warp each: boundary b (between shares
+// b - 1 and b) owns the row of share b's first entry when that row began in share b - 1. The row's parts
+// are the tail of share b - 1 (part 0) and the heads of shares b, b + 1, ... up to the share of its last entry
+// (part j: the head of share b - 1 + j). A row of at most short_parts parts takes a warp (lanes over the
+// columns, the parts folded in order); a longer one (a hub over hundreds of shares) the whole block: its threads
+// over (column, run of parts), each run folded in order, then the runs in order. The order depends on the part
+// count and the width alone: the same bits run after run.
+inline constexpr std::uint64_t short_parts = 32;
+
+template <class T, class Sr>
+__global__ void __launch_bounds__(block_size) combine_kernel(Args<T> x, Sr sr) {
+    constexpr unsigned warps = block_size / warp_size;
+    __shared__ std::uint64_t owned[warps];  // the boundaries of the block's long rows
+    __shared__ unsigned n_long;
+    __shared__ T run_sum[block_size];
+    __shared__ bool run_has[block_size];
+    const unsigned t = threadIdx.x, lane = t % warp_size, y = t / warp_size;
+    const std::uint64_t w = x.w;
+    auto part = [&](std::uint64_t b, std::uint64_t j, std::uint64_t c) {
+        return x.partial[(j == 0 ? 2 * (b - 1) + 1 : 2 * (b - 1 + j)) * w + c];
+    };
+    auto last_share = [&](std::uint64_t r) { return (x.off[r + 1] - 1) / x.share; };
+    for (std::uint64_t base = std::uint64_t(blockIdx.x) * warps + 1; base < x.workers;
+         base += std::uint64_t(gridDim.x) * warps) {
+        if (t == 0) n_long = 0;
+        __syncthreads();
+        // A warp a boundary: a short row folded at once, a long one left to the block.
+        if (const std::uint64_t b = base + y; b < x.workers) {
+            const std::uint64_t r = x.first_row[b], start = x.off[r];
+            if (start < b * x.share && start >= (b - 1) * x.share) {  // split here, its first boundary
+                const std::uint64_t parts = last_share(r) - b + 2;
+                if (parts > short_parts) {
+                    if (lane == 0) owned[atomicAdd(&n_long, 1u)] = b;
+                } else {
+                    for (std::uint64_t c = lane; c < w; c += warp_size) {
+                        T acc = part(b, 0, c);
+#pragma unroll 4
+                        for (std::uint64_t j = 1; j < parts; ++j) acc = sr.template add<T>(acc, part(b, j, c));
+                        x.out.put(r * w + c, acc);
+                    }
+                }
+            }
+        }
+        __syncthreads();
+        // Columns at once: the smallest power of two holding the width, up to the block; runs of parts: the rest.
+        unsigned cols = 1;
+        while (cols < w && cols < block_size) cols *= 2;
+        const unsigned runs = block_size / cols, run = t / cols;
+        for (unsigned i = 0; i < n_long; ++i) {
+            const std::uint64_t b = owned[i], r = x.first_row[b], parts = last_share(r) - b + 2;
+            const std::uint64_t j0 = parts * run / runs, j1 = parts * (run + 1) / runs;
+            for (std::uint64_t c0 = 0; c0 < w; c0 += cols) {
+                const std::uint64_t c = c0 + t % cols;
+                T acc{};
+                bool has = false;
+                if (c < w) {
+#pragma unroll 4
+                    for (std::uint64_t j = j0; j < j1; ++j) {
+                        const T v = part(b, j, c);
+                        acc = has ? sr.template add<T>(acc, v) : v;
+                        has = true;
+                    }
+                }
+                run_sum[t] = acc;
+                run_has[t] = has;
+                __syncthreads();
+                if (run == 0 && c < w) {
+                    T sum = run_sum[t];  // runs may be empty (fewer parts than runs)
+                    bool any = run_has[t];
+                    for (unsigned q = 1; q < runs; ++q)
+                        if (run_has[q * cols + t]) {
+                            sum = any ? sr.template add<T>(sum, run_sum[q * cols + t]) : run_sum[q * cols + t];
+                            any = true;
+                        }
+                    x.out.put(r * w + c, sum);
+                }
+                __syncthreads();
+            }
+        }
+        __syncthreads();  // owned and the count are read before the next round resets them
+    }
+}
+
+}  // namespace hybla::cuda::spmm_detail
