@@ -356,7 +356,7 @@ public:
         std::lock_guard<std::mutex> lock(cache_->mutex);
         cache_->plan = std::move(plan);
     }
-    // Likewise for the GPU SpMM (its only user): the rows it splits into pieces.
+    // Likewise for the GPU SpMM (its only user): the first row of each share of entries (engine/cuda/spmm).
     std::shared_ptr<const void> cached_spmm_plan() const {
         std::lock_guard<std::mutex> lock(cache_->mutex);
         return cache_->spmm_plan;
