@@ -6,7 +6,8 @@
 //   gpu_hostprof GRAPH [CLUSTERS] [--runs N] [--stacks]
 //
 // Operations, on GRAPH's matrix A (float, on the GPU): A·A (plus_times); C<A> = X·Xᵀ with X dense n x 32
-// (SDDMM); with CLUSTERS (mcl's output for GRAPH, as gpu_contract reads it) `contract` and its two products.
+// (SDDMM); A·X with X dense n x 32 and n x 128 (SpMM, into a C made before the call); personalized PageRank with
+// 64 seeds (vertices k·n/64), 3 iterations each with its convergence test; with CLUSTERS (mcl's output for GRAPH, as gpu_contract reads it) `contract` and its two products.
 // For each: wall time and host time until the call returns (microseconds per call, mean of --runs, default 20,
 // after one warm-up call), then each runtime function's calls and microseconds per call of the operation, split
 // into waits (synchronisations, blocking copies) and the rest. The wrappers' own cost (two clock reads a call)
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "algorithms/contract.hpp"
+#include "algorithms/pagerank.hpp"
 #include "bench/gpu_common.hpp"
 #include "engine/hybla.hpp"
 #include "io/read_graph.hpp"
@@ -207,6 +209,18 @@ int main(int argc, char** argv) {
             Matrix<float> c(n, n, gpu);
             mxm(c, a, no_accum, plus_times{}, x, x, Descriptor{.transpose_b = true, .mask_structure = true});
         });
+        DenseMatrix<float> y(n, 32, 0.0f, gpu);
+        run("SpMM A·X, X n x 32", [&] { mxm(y, no_mask, no_accum, plus_times{}, a, x); });
+        const DenseMatrix<float> x128 = DenseMatrix<float>(n, 128, 1.0f, Context::cpu()).to(gpu);
+        DenseMatrix<float> y128(n, 128, 0.0f, gpu);
+        run("SpMM A·X, X n x 128", [&] { mxm(y128, no_mask, no_accum, plus_times{}, a, x128); });
+        std::vector<Index> seeds;
+        for (Index k = 0; k < 64 && n > 0; ++k) seeds.push_back(Index(std::uint64_t(k) * n / 64));
+        algorithms::PageRankOptions three;
+        three.tolerance = 0;  // never converged: exactly three iterations
+        three.max_iterations = 3;
+        run("personalized PageRank, 64 seeds, 3 iterations",
+            [&] { (void)algorithms::personalized_pagerank(a, seeds, three); });
         if (pos.size() == 2) {
             const std::vector<std::int64_t> labels = bench::read_cluster_labels(pos[1], g.names, n);
             run("contract (the whole call)", [&] { (void)algorithms::contract(a, labels); });
