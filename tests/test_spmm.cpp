@@ -6,7 +6,7 @@
 // share of A's entries across row boundaries (a hub row is split over many shares whose partial results a second
 // kernel combines in order; a share holds the end of one row, whole rows and the start of the next, or only part
 // of one row), the lanes per entry are sized to the width K (1 to 32 lanes; 16-byte vector loads for float and
-// double when K is a multiple of 4 floats or 2 doubles; up to 8 vectors a lane, then panels of columns), and the
+// double when K is a multiple of 4 floats or 2 doubles; up to 4 vectors a lane, then panels of columns), and the
 // identity of empty rows is written by a separate pass that is skipped when the accumulator is the add monoid's own
 // operator (x ⊕ 0 = x). Shapes: hub rows of 20,000 to 100,000 entries among power-law rows, rows of lengths around
 // powers of two at several alignments, uniform rows, a few entries over 200,003 rows, matrices without entries,
@@ -602,9 +602,9 @@ TEST_CASE("SpMM: uniform rows at every width and every transpose", "[mxm][spmm]"
 }
 
 // Every width from 1 to 40 (lanes per entry 1 to 32, widths just off a vector) and around the vector and panel
-// boundaries: with up to 8 values or vectors a lane over 32 lanes, one panel covers 256 scalar columns (int32, or
-// widths that are no multiple of a vector), 1024 floats or 512 doubles with 16-byte loads: 255/256/257/260,
-// 511/512/513/514/516, 1023/1024/1028/1030.
+// boundaries: with 4 values or vectors a lane over 32 lanes, one panel covers 128 scalar columns (int32, or widths
+// that are no multiple of a vector), 512 floats or 256 doubles with 16-byte loads; the widths around those and
+// their multiples: 255/256/257/260, 511/512/513/514/516, 1023/1024/1028/1030.
 TEST_CASE("SpMM: every width from 1 to 40 and widths around the vector and panel boundaries", "[mxm][spmm]") {
     std::vector<Index> ks;
     for (Index K = 1; K <= 40; ++K) ks.push_back(K);

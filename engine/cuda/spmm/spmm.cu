@@ -182,6 +182,9 @@ void dispatch_scalar(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, co
 template <class T>
 void run(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, SemiringCode sr) {
     const Context& ctx = a.context();
+    // The context's device for the launches and the occupancy query (an allocation, which would set it, is
+    // skipped when it is empty: C += E·D with a single worker allocates nothing).
+    checked(int(cudaSetDevice(ctx.device())), "cudaSetDevice");
     if (b.ncols() >= (std::uint64_t(1) << 31))  // the kernel counts columns in 32 bits
         throw InvalidValue("mxm (SpMM) on the GPU: the dense operand has " + std::to_string(b.ncols()) +
                            " columns; at most 2^31 - 1 are supported");

@@ -65,7 +65,7 @@ __device__ __forceinline__ void empty_rows(const Args<T>& x, const Sr& sr, unsig
 // Equal shares of A's entries, across row boundaries, one per group of L lanes (a worker; 32 / L workers a warp).
 // Lane s of a worker holds, for a panel of L x NV x V columns, the vectors s, s + L, ..., s + (NV - 1) L of V
 // values and folds into them one entry after another (the row's entries in order, so each lane's sums are in x
-// order). Few lanes with several vectors each (NV = 4 from 16 vectors on) rather than a warp with one: the
+// order). Few lanes with several vectors each (NV = 4 beyond two vectors) rather than a warp with one: the
 // per-entry work (the column's shuffle, the address, the row test) is paid once for NV loads, and the kernel
 // is bound by instructions issued before it is bound by memory. The worker takes its entries U at a time:
 // their columns and values read coalesced (E a lane, the next batch's read while this one's B rows load), passed
@@ -179,6 +179,7 @@ __global__ void __launch_bounds__(block_size, MB) spmm_kernel(Args<T> x, Sr sr) 
                     for (unsigned t = 0; t < NV; ++t)
 #pragma unroll
                         for (unsigned v = 0; v < V; ++v) {
+                            if (!col_in[t]) continue;  // a vector past the width: not loaded
                             const T term = sr.template multiply<T>(av[e], bv[e][t].v[v]);
                             if constexpr (has_identity) acc[t].v[v] = sr.template add<T>(acc[t].v[v], term);
                             else acc[t].v[v] = has ? sr.template add<T>(acc[t].v[v], term) : term;
