@@ -256,27 +256,27 @@ TEST_CASE("row_batches: a single row over the limit is refused, named with its c
     CHECK_NOTHROW(cuda::row_batches(V{0, 3, 3, 19}, 16, 4, "sort"));
 }
 
-TEST_CASE("pieces_per_batch: the SpMM's partial results within a fixed size", "[context][limits]") {
-    using cuda::pieces_per_batch;
+TEST_CASE("rows_within: the SpMM's partial rows within a fixed size", "[context][limits]") {
+    using cuda::rows_within;
     const std::uint64_t gib = std::uint64_t(1) << 30;
-    // 1024 doubles a piece: 8 KiB, 2^17 pieces in 1 GiB; a row of 2^32 entries (2^27 pieces) takes 2^10 batches.
-    const std::uint64_t per = pieces_per_batch(1024, sizeof(double), gib);
+    // 1024 doubles a row: 8 KiB, 2^17 rows in 1 GiB; 2^27 such rows fill it 2^10 times.
+    const std::uint64_t per = rows_within(1024, sizeof(double), gib);
     CHECK(per == std::uint64_t(1) << 17);
     CHECK(per * 1024 * sizeof(double) <= gib);
     CHECK(((std::uint64_t(1) << 27) + per - 1) / per == 1024);
     // Just below, at and above one piece's size.
-    CHECK(pieces_per_batch(64, sizeof(float), 64 * sizeof(float) - 1) == 1);
-    CHECK(pieces_per_batch(64, sizeof(float), 64 * sizeof(float)) == 1);
-    CHECK(pieces_per_batch(64, sizeof(float), 2 * 64 * sizeof(float) - 1) == 1);
-    CHECK(pieces_per_batch(64, sizeof(float), 2 * 64 * sizeof(float)) == 2);
+    CHECK(rows_within(64, sizeof(float), 64 * sizeof(float) - 1) == 1);
+    CHECK(rows_within(64, sizeof(float), 64 * sizeof(float)) == 1);
+    CHECK(rows_within(64, sizeof(float), 2 * 64 * sizeof(float) - 1) == 1);
+    CHECK(rows_within(64, sizeof(float), 2 * 64 * sizeof(float)) == 2);
     // Widths whose piece alone passes the limit, or whose size in bytes passes 64 bits: one piece a batch.
-    CHECK(pieces_per_batch(gib, sizeof(double), gib) == 1);
-    CHECK(pieces_per_batch(std::uint64_t(1) << 62, sizeof(double), gib) == 1);
-    CHECK(pieces_per_batch(0, sizeof(double), gib) == std::numeric_limits<std::uint64_t>::max());
+    CHECK(rows_within(gib, sizeof(double), gib) == 1);
+    CHECK(rows_within(std::uint64_t(1) << 62, sizeof(double), gib) == 1);
+    CHECK(rows_within(0, sizeof(double), gib) == std::numeric_limits<std::uint64_t>::max());
     for (std::uint64_t w : {1, 3, 33, 64, 130, 1000, 4096})
         for (std::size_t e : {1, 4, 8})
             for (std::uint64_t limit : {std::uint64_t(1), std::uint64_t(4096), std::uint64_t(1) << 20, gib}) {
-                const std::uint64_t p = pieces_per_batch(w, e, limit);
+                const std::uint64_t p = rows_within(w, e, limit);
                 CHECK(p >= 1);
                 if (w * e <= limit) {
                     CHECK(p * w * e <= limit);

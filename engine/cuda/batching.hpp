@@ -51,7 +51,7 @@ inline std::vector<RowRange> row_batches(std::span<const Offset> offsets, std::u
 
 // How many rows of `width` values of elem_bytes fit max_bytes: at least one, whatever its size; no limit for
 // width 0. The SpMM's workers leave up to two partial rows each: it takes no more workers than fit its limit.
-inline std::uint64_t pieces_per_batch(std::uint64_t width, std::size_t elem_bytes, std::uint64_t max_bytes) {
+inline std::uint64_t rows_within(std::uint64_t width, std::size_t elem_bytes, std::uint64_t max_bytes) {
     if (width == 0 || elem_bytes == 0) return std::numeric_limits<std::uint64_t>::max();
     if (width > max_bytes / elem_bytes) return 1;
     return std::max<std::uint64_t>(1, max_bytes / (width * elem_bytes));

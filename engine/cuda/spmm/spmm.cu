@@ -63,7 +63,7 @@ std::uint64_t share_of(std::uint64_t nnz, std::uint64_t w, std::size_t elem, uns
     const std::uint64_t workers =
         std::uint64_t(multiprocessor_count(device)) * blocks_per_sm * (block_size / lanes);
     std::uint64_t share = std::max<std::uint64_t>((nnz + workers - 1) / workers, 8);
-    const std::uint64_t most = pieces_per_batch(2 * w, elem, partial_limit());  // workers whose partials fit
+    const std::uint64_t most = rows_within(2 * w, elem, partial_limit());  // workers whose partials fit
     if (most < (nnz + share - 1) / share) share = (nnz + most - 1) / most;
     return std::clamp<std::uint64_t>(share, 1, std::uint64_t(1) << 31);  // the kernel counts a share in 32 bits
 }
