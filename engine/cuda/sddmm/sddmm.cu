@@ -29,20 +29,22 @@ std::uint64_t per_warp(std::uint64_t nnz, unsigned at_once, int device) {
     return (share + at_once - 1) / at_once * at_once;
 }
 
+// Entries a group takes a step: 4 with one vector of A kept a lane, 2 with two, else 1 (the registers).
 template <class T, class Sr, unsigned L, unsigned V, unsigned NV>
 void launch(const Args<T>& x, const Sr& sr, int device, cudaStream_t stream) {
+    constexpr unsigned U = NV == 1 ? 4 : NV == 2 ? 2 : 1;
     Args<T> a = x;
-    a.per_warp = per_warp(x.nnz, 32 / L, device);
+    a.per_warp = per_warp(x.nnz, 32 / L * U, device);
     const std::uint64_t warps = (x.nnz + a.per_warp - 1) / a.per_warp;
     // Enough blocks for the entries, and for the copy of the offsets at 16 a thread (a pattern of few entries
     // and many rows).
     const std::uint64_t blocks = std::max((warps * warp_size + block_size - 1) / block_size,
                                           (x.nrows + 1 + 16 * block_size - 1) / (16 * block_size));
-    sddmm_kernel<T, Sr, L, V, NV><<<unsigned(blocks), block_size, 0, stream>>>(a, sr);
+    sddmm_kernel<T, Sr, L, V, NV, U><<<unsigned(blocks), block_size, 0, stream>>>(a, sr);
     checked(int(cudaGetLastError()), "SDDMM kernel");
     trace("cuda sddmm: %llu entries, k %llu: %u lanes an entry, %u values a load, %u loads of A kept a lane, "
-          "%llu entries a warp",
-          (unsigned long long)x.nnz, (unsigned long long)x.k, L, V, NV, (unsigned long long)a.per_warp);
+          "%u entries a group a step, %llu entries a warp",
+          (unsigned long long)x.nnz, (unsigned long long)x.k, L, V, NV, U, (unsigned long long)a.per_warp);
 }
 
 // The shape for K = kv vectors of V values: up to 32 vectors, one a lane on the fewest lanes (a power of two)

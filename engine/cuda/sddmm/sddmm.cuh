@@ -32,15 +32,20 @@ struct Args {
     T* out = nullptr;              // nnz values
 };
 
-// Each warp takes an equal share of the entries, across row boundaries. A group of L lanes computes one entry
-// (32 / L entries at once; L sized to K, so no lane idles at small K): lane s of the group holds the vectors
-// s, s + L, ..., s + (NV - 1) L of V values of A's row, kept in registers while the group's next entry is in
-// the same row, and loads the same vectors of Bt's row j. Each lane folds its terms in x order, then the group
-// folds the lanes' results lower lane first (a fixed order: the same bits run after run). NV = 0: K is too long
-// for registers; the group walks A's row and Bt's row together, L x V values at a time.
-template <class T, class Sr, unsigned L, unsigned V, unsigned NV>
-__global__ void __launch_bounds__(block_size) sddmm_kernel(Args<T> x, Sr sr) {
-    constexpr unsigned E = warp_size / L;  // entries at once per warp
+// Each warp takes an equal share of the entries, across row boundaries. A group of L lanes computes an entry
+// (32 / L entries at once; L sized to K, so no lane idles at small K), U of them a step: the step's columns read
+// and the U rows of Bt gathered before the first product, so U gathers are in flight, not one. Lane s of the
+// group holds the vectors s, s + L, ..., s + (NV - 1) L of V values of A's row, kept in registers while the
+// group's next entry is in the same row, and loads the same vectors of Bt's row j. Each lane folds its terms in x
+// order, then the group folds the lanes' results lower lane first (a fixed order: the same bits run after run).
+// NV = 0: K is too long for registers; the group walks A's row and Bt's row together, L x V values at a time.
+template <class T, class Sr, unsigned L, unsigned V, unsigned NV, unsigned U>
+// Four blocks a multiprocessor (64 registers a thread): the 32 warps a multiprocessor that per_warp (sddmm.cu)
+// counts on are resident at once, one wave. Two with 8 vectors of A kept a lane (K over 512 floats), which would
+// spill.
+__global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<T> x, Sr sr) {
+    constexpr unsigned E = warp_size / L;  // entries at once per warp, U times a step
+    constexpr unsigned NB = NV > 0 ? NV : 1;
     const unsigned lane = threadIdx.x % warp_size, group = lane / L, s = lane % L;
     // The offsets are copied here, not by a copy of their own (one call less to queue).
     for (std::uint64_t i = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i <= x.nrows;
@@ -53,22 +58,40 @@ __global__ void __launch_bounds__(block_size) sddmm_kernel(Args<T> x, Sr sr) {
     const std::uint64_t k = x.k, kv = k / V;  // vectors per row
     // The warp finds the row of its first entry; each group walks on from there.
     std::uint64_t row = warp_ops::group_row_of<warp_size>(x.off, 0, x.nrows, begin, lane, 0xffffffffu);
-    std::uint64_t p = begin + group;
     std::uint64_t next_row_start = x.off[row + 1];  // off[row + 1]
     bool loaded = false;                             // a_reg holds A's row `row`
-    Vec<T, V> a_reg[NV > 0 ? NV : 1];
+    Vec<T, V> a_reg[NB];
     // Every lane of the warp runs the same number of steps (the groups' entries differ only by `group`).
-    const std::uint64_t steps = (end - begin + E - 1) / E;
-    for (std::uint64_t step = 0; step < steps; ++step, p += E) {
-        const bool live = p < end;
-        T acc{};
-        bool has = false;
-        if (live) {
-            if (p >= next_row_start) {  // row switch
-                row = warp_ops::next_row_of<1>(x.off, x.nrows, row, p, 0, 0);
+    const std::uint64_t steps = (end - begin + E * U - 1) / (E * U);
+    std::uint64_t p = begin + group;
+    for (std::uint64_t step = 0; step < steps; ++step, p += E * U) {
+        ColIndex j[U];
+#pragma unroll
+        for (unsigned u = 0; u < U; ++u) j[u] = p + u * E < end ? x.cols[p + u * E] : 0;
+        Vec<T, V> b[U][NB];
+        if constexpr (NV > 0) {
+#pragma unroll
+            for (unsigned u = 0; u < U; ++u) {
+                const Vec<T, V>* br = reinterpret_cast<const Vec<T, V>*>(x.bt + std::uint64_t(j[u]) * k);
+#pragma unroll
+                for (unsigned t = 0; t < NV; ++t)
+                    if (p + u * E < end && s + t * L < kv) b[u][t] = br[s + t * L];
+            }
+        }
+        T acc[U];
+        bool has[U];
+#pragma unroll
+        for (unsigned u = 0; u < U; ++u) {
+            const std::uint64_t q = p + u * E;
+            acc[u] = T{};
+            has[u] = false;
+            if (q >= end) continue;
+            if (q >= next_row_start) {  // row switch
+                row = warp_ops::next_row_of<1>(x.off, x.nrows, row, q, 0, 0);
                 next_row_start = x.off[row + 1];
                 loaded = false;
             }
+            if (s == 0) x.out_cols[q] = j[u];
             if constexpr (NV > 0) {
                 if (!loaded) {
                     const Vec<T, V>* ar = reinterpret_cast<const Vec<T, V>*>(x.a + row * k);
@@ -77,32 +100,27 @@ __global__ void __launch_bounds__(block_size) sddmm_kernel(Args<T> x, Sr sr) {
                         if (s + t * L < kv) a_reg[t] = ar[s + t * L];
                     loaded = true;
                 }
-            }
-            const ColIndex j = x.cols[p];
-            if (s == 0) x.out_cols[p] = j;
-            const Vec<T, V>* br = reinterpret_cast<const Vec<T, V>*>(x.bt + std::uint64_t(j) * k);
-            if constexpr (NV > 0) {
 #pragma unroll
                 for (unsigned t = 0; t < NV; ++t) {
                     if (s + t * L < kv) {
-                        const Vec<T, V> b = br[s + t * L];
 #pragma unroll
                         for (unsigned v = 0; v < V; ++v) {
-                            const T term = sr.template multiply<T>(a_reg[t].v[v], b.v[v]);
-                            acc = has ? sr.template add<T>(acc, term) : term;
-                            has = true;
+                            const T term = sr.template multiply<T>(a_reg[t].v[v], b[u][t].v[v]);
+                            acc[u] = has[u] ? sr.template add<T>(acc[u], term) : term;
+                            has[u] = true;
                         }
                     }
                 }
             } else {
                 const Vec<T, V>* ar = reinterpret_cast<const Vec<T, V>*>(x.a + row * k);
-                for (std::uint64_t q = s; q < kv; q += L) {
-                    const Vec<T, V> av = ar[q], b = br[q];
+                const Vec<T, V>* br = reinterpret_cast<const Vec<T, V>*>(x.bt + std::uint64_t(j[u]) * k);
+                for (std::uint64_t c = s; c < kv; c += L) {
+                    const Vec<T, V> av = ar[c], bv = br[c];
 #pragma unroll
                     for (unsigned v = 0; v < V; ++v) {
-                        const T term = sr.template multiply<T>(av.v[v], b.v[v]);
-                        acc = has ? sr.template add<T>(acc, term) : term;
-                        has = true;
+                        const T term = sr.template multiply<T>(av.v[v], bv.v[v]);
+                        acc[u] = has[u] ? sr.template add<T>(acc[u], term) : term;
+                        has[u] = true;
                     }
                 }
             }
@@ -110,15 +128,20 @@ __global__ void __launch_bounds__(block_size) sddmm_kernel(Args<T> x, Sr sr) {
         // The group's lanes, lower lane first: after the step of width d, lane s holds lanes s .. s + 2d - 1.
 #pragma unroll
         for (unsigned d = 1; d < L; d *= 2) {
-            // (Every lane of the warp is here each step; width L keeps the shuffles within each group.)
-            const T other = __shfl_down_sync(0xffffffffu, acc, d, L);
-            const bool other_has = __shfl_down_sync(0xffffffffu, has, d, L);
-            if (s % (2 * d) == 0 && other_has) {
-                acc = has ? sr.template add<T>(acc, other) : other;
-                has = true;
+#pragma unroll
+            for (unsigned u = 0; u < U; ++u) {
+                // (Every lane of the warp is here each step; width L keeps the shuffles within each group.)
+                const T other = __shfl_down_sync(0xffffffffu, acc[u], d, L);
+                const bool other_has = __shfl_down_sync(0xffffffffu, has[u], d, L);
+                if (s % (2 * d) == 0 && other_has) {
+                    acc[u] = has[u] ? sr.template add<T>(acc[u], other) : other;
+                    has[u] = true;
+                }
             }
         }
-        if (live && s == 0) x.out[p] = acc;
+#pragma unroll
+        for (unsigned u = 0; u < U; ++u)
+            if (p + u * E < end && s == 0) x.out[p + u * E] = acc[u];
     }
 }
 
