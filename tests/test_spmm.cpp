@@ -34,8 +34,10 @@
 #include <vector>
 
 #include "reference.hpp"
+#include "scoped_env.hpp"
 
 using namespace hybla;
+using hybla_test::EnvGuard;
 using ref::Index;
 
 namespace {
@@ -626,6 +628,31 @@ TEST_CASE("SpMM: every width from 1 to 40 and widths around the vector and panel
     run.operator()<float>(131);
     run.operator()<double>(132);
     run.operator()<std::int32_t>(133);
+}
+
+// The two shapes of widths from 5 to 32 vectors (engine/cuda/spmm/spmm.cu): wide workers (a vector a lane) and
+// narrow ones (4 vectors a lane), forced by HYBLA_SPMM_SHAPE whatever the size decides, on a skewed matrix with
+// a hub and on rows of one entry each (a share across many rows).
+TEST_CASE("SpMM: wide and narrow workers at the widths that have both", "[mxm][spmm]") {
+    auto run = [&]<class T>(std::uint64_t seed) {
+        const Index m = 900, n = 1000;
+        const Sparse<T> hub = sparse<T>(n, skewed(m, n, n, hub_row_for(m, 1), seed), seed, plain_fill<T>(seed));
+        const Sparse<T> ones = sparse<T>(n, std::vector<Index>(m, 1), seed + 1, plain_fill<T>(seed + 1));
+        std::size_t k = 0;
+        for (const char* shape : {"wide", "narrow"}) {
+            const EnvGuard env("HYBLA_SPMM_SHAPE", shape);
+            for (Index K : {Index(20), Index(32), Index(36), Index(64), Index(100), Index(128)}) {
+                for (const Sparse<T>* a : {&hub, &ones}) {
+                    ++k;
+                    if (!ref::in_shard()) continue;
+                    check<plus_times>(*a, dense<T>(n, K, plain_fill<T>(seed + K)), dense<T>(m, K, plain_fill<T>(seed - K)),
+                                      no_accum, transposes(k));
+                }
+            }
+        }
+    };
+    run.operator()<float>(141);
+    run.operator()<double>(142);
 }
 
 // Rows of lengths around powers of two (0..3, 7..9, ..., 4095..4097) separated by empty rows, after a first row

@@ -143,26 +143,38 @@ void launch_shape(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, const
 }
 
 // Entries a batch: 8, or 4 with 4 vectors a lane (16 loads in flight; 2 for double, whose wider registers
-// would spill), within 128 registers a thread.
+// would spill), within 128 registers a thread; wide workers (several lanes of 1 or 2 vectors) 4 within 64
+// registers (85 for double or 2 vectors a lane), so that more blocks are resident.
 template <class T, class Sr, unsigned L, unsigned V, unsigned NV>
 void launch(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, const Sr& sr, const Context& ctx) {
-    constexpr unsigned U = NV < 4 ? 8 : sizeof(T) > 4 ? 2 : 4;
-    launch_shape<T, Sr, L, V, NV, U, 2>(a, b, out, sr, ctx);
+    constexpr bool wide = L > 1 && NV < 4;
+    constexpr unsigned U = wide ? 4 : NV < 4 ? 8 : sizeof(T) > 4 ? 2 : 4;
+    launch_shape<T, Sr, L, V, NV, U, !wide ? 2 : NV == 1 && sizeof(T) == 4 ? 4 : 3>(a, b, out, sr, ctx);
 }
 
-// The shape for a width of wv vectors of V values: up to 4 vectors, one lane with 1, 2 or 4 of them; beyond, 4
-// vectors a lane on the fewest lanes (a power of two, up to a warp) that hold them; panels of 128 vectors past
-// that.
+// The shape for a width of wv vectors of V values: up to 4 vectors, one lane with 1, 2 or 4 of them. Up to 32,
+// while the entries gather at most 2 GiB of B (nnz x w x sizeof T), a vector a lane on the fewest lanes (a
+// power of two) that hold them: 4 times the threads of 4 vectors a lane, which hide the gathers' latency; past
+// that the walk is bound by the memory system and 4 vectors a lane (fewer instructions an entry) win again
+// (README.md: wide won 56 of 60 cases on the data graphs and R-MAT 16-18, lost 4 of 5 on R-MAT 20). Up to 64,
+// 2 vectors a lane on a warp for float (double's registers would spill: 4 a lane on 16 lanes); beyond, 4
+// vectors a lane on a warp, panels of 128 vectors.
 template <class T, class Sr, unsigned V>
 void dispatch_lanes(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, const Sr& sr, const Context& ctx) {
     const std::uint64_t wv = b.ncols() / V;
     if (wv <= 1) return launch<T, Sr, 1, V, 1>(a, b, out, sr, ctx);
     if (wv <= 2) return launch<T, Sr, 1, V, 2>(a, b, out, sr, ctx);
     if (wv <= 4) return launch<T, Sr, 1, V, 4>(a, b, out, sr, ctx);
-    if (wv <= 8) return launch<T, Sr, 2, V, 4>(a, b, out, sr, ctx);
-    if (wv <= 16) return launch<T, Sr, 4, V, 4>(a, b, out, sr, ctx);
-    if (wv <= 32) return launch<T, Sr, 8, V, 4>(a, b, out, sr, ctx);
-    if (wv <= 64) return launch<T, Sr, 16, V, 4>(a, b, out, sr, ctx);
+    bool wide = double(a.nvals()) * double(b.ncols()) * sizeof(T) <= double(std::uint64_t(1) << 31);
+    if (const char* e = std::getenv("HYBLA_SPMM_SHAPE"); e && *e)  // narrow or wide: the tests run both
+        wide = std::string(e) == "wide" ? true : std::string(e) == "narrow" ? false : wide;
+    if (wv <= 8) return wide ? launch<T, Sr, 8, V, 1>(a, b, out, sr, ctx) : launch<T, Sr, 2, V, 4>(a, b, out, sr, ctx);
+    if (wv <= 16) return wide ? launch<T, Sr, 16, V, 1>(a, b, out, sr, ctx) : launch<T, Sr, 4, V, 4>(a, b, out, sr, ctx);
+    if (wv <= 32) return wide ? launch<T, Sr, 32, V, 1>(a, b, out, sr, ctx) : launch<T, Sr, 8, V, 4>(a, b, out, sr, ctx);
+    if (wv <= 64) {
+        if constexpr (sizeof(T) == 4) return launch<T, Sr, 32, V, 2>(a, b, out, sr, ctx);
+        else return launch<T, Sr, 16, V, 4>(a, b, out, sr, ctx);
+    }
     return launch<T, Sr, 32, V, 4>(a, b, out, sr, ctx);
 }
 
