@@ -1,6 +1,8 @@
 // DenseMatrix<T>: row-major, every entry present. The dense operand and result of SpMM and the dense
 // operands of SDDMM (node features, one column per PageRank seed).
 #pragma once
+#include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 
@@ -11,11 +13,37 @@
 
 namespace hybla {
 
+template <class T> class DenseMatrix;
+namespace cpu {
+template <class T> DenseMatrix<T> dense_transpose(const DenseMatrix<T>& a);
+}  // namespace cpu
+namespace cuda {
+template <class T> DenseMatrix<T> dense_transpose(const DenseMatrix<T>& a);
+}  // namespace cuda
+
 template <class T>
 class DenseMatrix {
 public:
     using value_type = T;
     DenseMatrix() = default;
+    DenseMatrix(const DenseMatrix&) = default;
+    DenseMatrix& operator=(const DenseMatrix&) = default;
+    // A moved-from matrix is left 0 x 0 without values, still valid.
+    DenseMatrix(DenseMatrix&& o) { swap(o); }
+    DenseMatrix& operator=(DenseMatrix&& o) {
+        if (this != &o) {
+            DenseMatrix tmp;
+            tmp.swap(o);
+            swap(tmp);
+        }
+        return *this;
+    }
+    void swap(DenseMatrix& o) noexcept {
+        std::swap(nrows_, o.nrows_);
+        std::swap(ncols_, o.ncols_);
+        std::swap(data_, o.data_);
+        std::swap(cache_, o.cache_);
+    }
     DenseMatrix(Index nrows, Index ncols, T value = T{}, const Context& ctx = default_context())
         : nrows_(nrows), ncols_(ncols) {
         detail::check_dimension(nrows, "number of rows");
@@ -39,33 +67,71 @@ public:
     const Context& context() const { return data_.context(); }
     DenseMatrix to(const Context& ctx) const { return import_row_major(nrows_, ncols_, data_.to(ctx)); }
     // Element access through operator(), row() and data() is for host (CPU) matrices; a GPU matrix is refused
-    // with InvalidValue (copy it with to(Context::cpu()) first).
-    T& operator()(Index i, Index j) { return host("DenseMatrix::operator()")[i * ncols_ + j]; }
+    // with InvalidValue (copy it with to(Context::cpu()) first). The non-const accessors drop the cached
+    // transpose (below): write through a reference, pointer or span taken after the last call that read the
+    // matrix, not one kept from before it.
+    T& operator()(Index i, Index j) { return host_mut("DenseMatrix::operator()")[i * ncols_ + j]; }
     const T& operator()(Index i, Index j) const { return host("DenseMatrix::operator()")[i * ncols_ + j]; }
-    T* row(Index i) { return host("DenseMatrix::row") + i * ncols_; }
+    T* row(Index i) { return host_mut("DenseMatrix::row") + i * ncols_; }
     const T* row(Index i) const { return host("DenseMatrix::row") + i * ncols_; }
-    std::span<T> data() { return {host("DenseMatrix::data"), data_.size()}; }
+    std::span<T> data() { return {host_mut("DenseMatrix::data"), data_.size()}; }
     std::span<const T> data() const { return {host("DenseMatrix::data"), data_.size()}; }
     // The row-major values wherever they live (device memory for a GPU matrix): for backends.
-    std::span<T> storage() { return data_.span(); }
+    std::span<T> storage() {
+        invalidate();
+        return data_.span();
+    }
     std::span<const T> storage() const { return data_.span(); }
-    void fill(T v) { data_.fill(v); }
+    void fill(T v) {
+        invalidate();
+        data_.fill(v);
+    }
     Array<T> release() && {
+        invalidate();
         nrows_ = ncols_ = 0;
         return std::move(data_);
     }
 
+    // The transpose, made once (on the matrix's backend) and cached until this matrix changes: the SDDMM reads
+    // rows of Bᵀ, the SpMM rows of B. Safe to call from several threads on one matrix.
+    const DenseMatrix& transposed() const { return *transposed_ptr(); }
+    // The same, shared: it outlives a change of this matrix (a product that writes the matrix it reads).
+    std::shared_ptr<const DenseMatrix> transposed_ptr() const {
+        std::lock_guard<std::mutex> lock(cache_->mutex);
+        if (!cache_->transpose) cache_->transpose = std::make_shared<const DenseMatrix>(transposed_copy());
+        return cache_->transpose;
+    }
+    DenseMatrix transposed_copy() const {
+        HYBLA_ON_GPU(*this) return cuda::dense_transpose(*this);
+        return cpu::dense_transpose(*this);
+    }
+    bool has_cached_transpose() const {
+        std::lock_guard<std::mutex> lock(cache_->mutex);
+        return bool(cache_->transpose);
+    }
+
 private:
-    T* host(const char* what) {
+    T* host_mut(const char* what) {
         detail::host_only(data_.context(), what);
+        invalidate();
         return data_.data();
     }
     const T* host(const char* what) const {
         detail::host_only(data_.context(), what);
         return data_.data();
     }
+    void invalidate() {
+        if (cache_.use_count() != 1 || cache_->transpose) cache_ = std::make_shared<Cache>();
+    }
+
     Index nrows_ = 0, ncols_ = 0;
     Array<T> data_;
+    // Derived forms; copies share them until either changes (then it gets a fresh cache).
+    struct Cache {
+        std::mutex mutex;
+        std::shared_ptr<const DenseMatrix> transpose;
+    };
+    std::shared_ptr<Cache> cache_ = std::make_shared<Cache>();
 };
 
 }  // namespace hybla

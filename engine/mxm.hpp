@@ -68,8 +68,9 @@ void mxm(DenseMatrix<TC>& c, NoMask, Accum accum, Sr, const Matrix<TA>& a, const
         auto code = semiring_code<Sr>("mxm (SpMM)");
         auto aa = as_type<TC>(d.transpose_a ? a.transposed() : a);
         auto bb = as_type<TC>(b);
-        std::optional<DenseMatrix<TC>> hold;
-        const DenseMatrix<TC>& bop = detail::dense_op(bb.get(), d.transpose_b, hold);
+        // Bᵀ made once and cached with B; held here, as C += A·Cᵀ drops C's cache when it writes C.
+        const auto bt = d.transpose_b ? bb.get().transposed_ptr() : nullptr;
+        const DenseMatrix<TC>& bop = bt ? *bt : bb.get();
         if constexpr (std::is_same_v<Accum, NoAccum>) {
             c = cuda::spmm(aa.get(), bop, code);
         } else if (bop.storage().data() != c.storage().data()) {
@@ -79,8 +80,7 @@ void mxm(DenseMatrix<TC>& c, NoMask, Accum accum, Sr, const Matrix<TA>& a, const
         }
         return;
     }
-    std::optional<DenseMatrix<TB>> hold;
-    DenseMatrix<TC> t = cpu::spmm<Sr, TC>(d.transpose_a ? a.transposed() : a, detail::dense_op(b, d.transpose_b, hold));
+    DenseMatrix<TC> t = cpu::spmm<Sr, TC>(d.transpose_a ? a.transposed() : a, d.transpose_b ? b.transposed() : b);
     if constexpr (std::is_same_v<Accum, NoAccum>) c = std::move(t);
     else cpu::dense_accumulate(c, t, accum);
 }
@@ -108,11 +108,11 @@ void mxm(Matrix<TC>& c, const Matrix<M>& mask, Accum accum, Sr, const DenseMatri
         auto aa = as_type<TC>(a);
         auto bb = as_type<TC>(b);
         MaskHolder mh(mask, d);
-        // The kernel reads rows of A and of Bᵀ: A as it is unless transposed, B transposed unless it was.
-        std::optional<DenseMatrix<TC>> at, bt;
-        if (d.transpose_a) at = cuda::dense_transpose(aa.get());
-        if (!d.transpose_b) bt = cuda::dense_transpose(bb.get());
-        Matrix<TC> t = cuda::sddmm(*mh.get(), mh.nvals(), m, n, at ? *at : aa.get(), bt ? *bt : bb.get(), code);
+        // The kernel reads rows of A and of Bᵀ: A as it is unless transposed, B transposed unless it was (each
+        // transpose made once and cached with its matrix).
+        const DenseMatrix<TC>& ar = d.transpose_a ? aa.get().transposed() : aa.get();
+        const DenseMatrix<TC>& btr = d.transpose_b ? bb.get() : bb.get().transposed();
+        Matrix<TC> t = cuda::sddmm(*mh.get(), mh.nvals(), m, n, ar, btr, code);
         // T holds only entries the mask allows: into a C without entries and without an accumulator it goes as
         // it is, whatever the descriptor (nothing outside the mask to keep or drop).
         if constexpr (std::is_same_v<Accum, NoAccum>) {
@@ -128,14 +128,7 @@ void mxm(Matrix<TC>& c, const Matrix<M>& mask, Accum accum, Sr, const DenseMatri
     auto run = [&](const DenseMatrix<TA>& ar, const DenseMatrix<TB>& btr) {
         cpu::write_back(c, cpu::sddmm<Sr, TC>(mask, d.mask_structure, ar, btr), mask, accum, d);
     };
-    if (d.transpose_a) {
-        auto at = cpu::dense_transpose(a);
-        if (d.transpose_b) run(at, b);
-        else run(at, cpu::dense_transpose(b));
-    } else {
-        if (d.transpose_b) run(a, b);
-        else run(a, cpu::dense_transpose(b));
-    }
+    run(d.transpose_a ? a.transposed() : a, d.transpose_b ? b : b.transposed());
 }
 
 }  // namespace hybla

@@ -271,6 +271,79 @@ TEST_CASE("SDDMM: every combination of transposes of the dense operands", "[mxm]
             }
 }
 
+// C<M> = A·B with B not transposed: the kernel reads rows of Bᵀ, made once and cached with B (on either
+// backend); a change of B (assignment, fill, a write through storage()) drops it and the next product reads the
+// new values. Also C += A·Cᵀ for the SpMM, whose write of C drops the transpose it is reading.
+TEST_CASE("Dense operands: the transpose a product needs is made once, cached, and dropped on change", "[mxm][sddmm]") {
+    ref::Gen g(110);
+    const Index m = 61, k = 40, n = 67;
+    const Dense<bool> md = uniform_mask<bool>(g, m, n, 0.3);
+    const Matrix<bool> mask = ref::to_matrix(md);
+    const DenseMatrix<double> a0 = operand<double>(g, m, k), b0 = operand<double>(g, k, n), b1 = operand<double>(g, k, n);
+    DenseMatrix<double> b2(k, n, 0.5, Context::cpu());
+    const DenseMatrix<double> a = on_default(a0);
+    DenseMatrix<double> b = on_default(b0);
+    auto check_product = [&](const DenseMatrix<double>& bh) {
+        Matrix<double> c(m, n);
+        mxm(c, mask, no_accum, plus_times{}, a, b, Descriptor{.mask_structure = true});
+        const Dense<double> got = ref::to_dense(c);
+        REQUIRE(got.nvals() == md.nvals());
+        for (Index i = 0; i < m; ++i)
+            for (Index j = 0; j < n; ++j) {
+                if (!md(i, j)) continue;
+                double s = 0;
+                for (Index x = 0; x < k; ++x) s += a0(i, x) * bh(x, j);
+                INFO("(" << i << ", " << j << ")");
+                REQUIRE(got(i, j).has_value());
+                REQUIRE(std::abs(*got(i, j) - s) <= 1e-12 * (1 + std::abs(s)));
+            }
+    };
+    CHECK_FALSE(b.has_cached_transpose());
+    check_product(b0);
+    REQUIRE(b.has_cached_transpose());
+    CHECK_FALSE(a.has_cached_transpose());
+    const DenseMatrix<double>* made = &b.transposed();
+    check_product(b0);
+    CHECK(&b.transposed() == made);  // made once
+    CHECK(b.transposed().nrows() == n);
+    b = on_default(b1);
+    CHECK_FALSE(b.has_cached_transpose());
+    check_product(b1);
+    b.fill(0.5);
+    CHECK_FALSE(b.has_cached_transpose());
+    check_product(b2);
+    check_product(b2);
+    (void)b.storage();  // a write through storage() may follow
+    CHECK_FALSE(b.has_cached_transpose());
+    const DenseMatrix<double> copy = b;  // copies share the cache until either changes
+    check_product(b2);
+    CHECK(copy.has_cached_transpose());
+    b.fill(0.5);
+    CHECK(copy.has_cached_transpose());
+    CHECK_FALSE(b.has_cached_transpose());
+    DenseMatrix<double> moved = std::move(b);
+    CHECK(b.nrows() == 0);
+    CHECK(b.ncols() == 0);
+    CHECK_FALSE(b.has_cached_transpose());
+
+    // SpMM C += A·Cᵀ (C square): Cᵀ is C's cached transpose, and the product writes C.
+    const Index s = 45;
+    const Matrix<double> e = ref::to_matrix(uniform_mask<double>(g, s, s, 0.2));
+    const DenseMatrix<double> c0 = operand<double>(g, s, s);
+    DenseMatrix<double> c = on_default(c0);
+    mxm(c, no_mask, plus_op{}, plus_times{}, e, c, Descriptor{.transpose_b = true});
+    const DenseMatrix<double> got = c.to(Context::cpu());
+    const Dense<double> ed = ref::to_dense(e);
+    for (Index i = 0; i < s; ++i)
+        for (Index j = 0; j < s; ++j) {
+            double want = c0(i, j);
+            for (Index x = 0; x < s; ++x)
+                if (ed(i, x)) want += *ed(i, x) * c0(j, x);
+            INFO("C(" << i << ", " << j << ")");
+            REQUIRE(std::abs(got(i, j) - want) <= 1e-12 * (1 + std::abs(want)));
+        }
+}
+
 TEST_CASE("SDDMM: mask shapes and patterns (skewed, one row, one column, 1x1, empty, zero-sized)", "[mxm][sddmm]") {
     ref::Gen g(103);
     // {m, n, kind}: 0 uniform 30%, 1 skewed, 2 full, 3 no entries.
