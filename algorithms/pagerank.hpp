@@ -294,13 +294,14 @@ PersonalizedPageRankResult personalized_pagerank(const Matrix<T>& a, std::span<c
     auto slot = [&](std::size_t i) -> Step& { return ring[i % depth]; };  // iteration i, from 0
     mxm(slot(0).r, no_mask, no_accum, plus_times{}, at_seed, eye_k);  // r_0 = E
     Vector<double> l1(k, ctx);
+    DenseMatrix<double> restart(1, k, 1 - d, ctx);
     std::size_t queued = 0;
     for (std::size_t i = 1;; ++i) {
         for (; queued < cap && queued < i + depth - 1; ++queued) {  // iterations up to i + 2
             const DenseMatrix<double>& r = slot(queued).r;
             Step& to = slot(queued + 1);
             // restart(j) = (1-d) + d * (rank of the sinks in column j), added at seeds[j] as E * diag(restart).
-            DenseMatrix<double> restart(1, k, 1 - d, ctx);
+            restart.fill(1 - d);
             if (!sink_idx.empty()) mxm(restart, no_mask, plus_op{}, plus_times{}, sink_row, r);
             DenseMatrix<double> diag_restart = eye_k;
             mxm(diag_restart, no_mask, times_op{}, plus_times{}, ones_k, restart);

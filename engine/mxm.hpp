@@ -4,6 +4,7 @@
 //   DenseMatrix x DenseMatrix under a sparse mask -> SDDMM
 #pragma once
 #include <optional>
+#include <utility>
 
 #include "engine/checks.hpp"
 #include "engine/cpu/dense.hpp"
@@ -72,8 +73,10 @@ void mxm(DenseMatrix<TC>& c, NoMask, Accum accum, Sr, const Matrix<TA>& a, const
         const auto bt = d.transpose_b ? bb.get().transposed_ptr() : nullptr;
         const DenseMatrix<TC>& bop = bt ? *bt : bb.get();
         if constexpr (std::is_same_v<Accum, NoAccum>) {
-            c = cuda::spmm(aa.get(), bop, code);
-        } else if (bop.storage().data() != c.storage().data()) {
+            // Into C's own storage (its shape is the product's): no allocation; a new C when B is C.
+            if (bop.storage().data() != std::as_const(c).storage().data()) cuda::spmm_into(c, aa.get(), bop, code);
+            else c = cuda::spmm(aa.get(), bop, code);
+        } else if (bop.storage().data() != std::as_const(c).storage().data()) {
             cuda::spmm_accumulate(c, aa.get(), bop, code, binary_code(accum, "mxm (SpMM)"));  // in place
         } else {  // B is C: the product first
             cuda::dense_accumulate(c, cuda::spmm(aa.get(), bop, code), binary_code(accum, "mxm (SpMM)"));

@@ -130,6 +130,8 @@ Vector<T> spmv_plus_accumulate(const Matrix<T>& m, const Vector<T>& u, const Vec
 template <class T>
 Vector<T> spmv_inner(const Matrix<T>& m, const Vector<T>& u, const Vector<T>& v, SemiringCode sr2, ScalarTarget<T> to);
 template <class T> DenseMatrix<T> spmm(const Matrix<T>& a, const DenseMatrix<T>& b, SemiringCode sr);
+// C = A ⊕.⊗ B into C's storage (C of A's rows and B's columns; C must not share storage with B).
+template <class T> void spmm_into(DenseMatrix<T>& c, const Matrix<T>& a, const DenseMatrix<T>& b, SemiringCode sr);
 // C = accum(C, A ⊕.⊗ B) in place (C of A's rows and B's columns; C must not share storage with B).
 template <class T>
 void spmm_accumulate(DenseMatrix<T>& c, const Matrix<T>& a, const DenseMatrix<T>& b, SemiringCode sr, BinaryOp accum);

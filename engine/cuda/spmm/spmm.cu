@@ -238,6 +238,12 @@ DenseMatrix<T> spmm(const Matrix<T>& a, const DenseMatrix<T>& b, SemiringCode sr
 }
 
 template <class T>
+void spmm_into(DenseMatrix<T>& c, const Matrix<T>& a, const DenseMatrix<T>& b, SemiringCode sr) {
+    if (a.nrows() * b.ncols() == 0) return;
+    spmm_detail::run<T>(a, b, spmm_detail::Out<T>{c.storage().data(), false, false, BinaryOp::first}, sr);
+}
+
+template <class T>
 void spmm_accumulate(DenseMatrix<T>& c, const Matrix<T>& a, const DenseMatrix<T>& b, SemiringCode sr, BinaryOp accum) {
     const std::uint64_t m = a.nrows(), w = b.ncols();
     if (m * w == 0) return;
@@ -251,6 +257,7 @@ void spmm_accumulate(DenseMatrix<T>& c, const Matrix<T>& a, const DenseMatrix<T>
 
 #define HYBLA_INSTANTIATE(T)                                                                                          \
     template DenseMatrix<T> spmm<T>(const Matrix<T>&, const DenseMatrix<T>&, SemiringCode);                          \
+    template void spmm_into<T>(DenseMatrix<T>&, const Matrix<T>&, const DenseMatrix<T>&, SemiringCode);             \
     template void spmm_accumulate<T>(DenseMatrix<T>&, const Matrix<T>&, const DenseMatrix<T>&, SemiringCode, BinaryOp);
 HYBLA_CUDA_VALUE_TYPES(HYBLA_INSTANTIATE)
 #undef HYBLA_INSTANTIATE
