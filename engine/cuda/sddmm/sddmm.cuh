@@ -8,8 +8,10 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "engine/config.hpp"
+#include "engine/cuda/opcodes.hpp"
 #include "engine/cuda/warp.cuh"
 
 namespace hybla::cuda::sddmm_detail {
@@ -126,16 +128,25 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
             }
         }
         // The group's lanes, lower lane first: after the step of width d, lane s holds lanes s .. s + 2d - 1.
+        // plus_times: a butterfly without the flags (one shuffle and one add a step; a lane without terms holds
+        // 0, and the sums in lane 0 are those of the flagged fold, + being commutative).
+        if constexpr (std::is_same_v<Sr, PlusTimes>) {
 #pragma unroll
-        for (unsigned d = 1; d < L; d *= 2) {
+            for (unsigned d = 1; d < L; d *= 2)
 #pragma unroll
-            for (unsigned u = 0; u < U; ++u) {
-                // (Every lane of the warp is here each step; width L keeps the shuffles within each group.)
-                const T other = __shfl_down_sync(0xffffffffu, acc[u], d, L);
-                const bool other_has = __shfl_down_sync(0xffffffffu, has[u], d, L);
-                if (s % (2 * d) == 0 && other_has) {
-                    acc[u] = has[u] ? sr.template add<T>(acc[u], other) : other;
-                    has[u] = true;
+                for (unsigned u = 0; u < U; ++u) acc[u] += __shfl_xor_sync(0xffffffffu, acc[u], d, L);
+        } else {
+#pragma unroll
+            for (unsigned d = 1; d < L; d *= 2) {
+#pragma unroll
+                for (unsigned u = 0; u < U; ++u) {
+                    // (Every lane of the warp is here each step; width L keeps the shuffles within each group.)
+                    const T other = __shfl_down_sync(0xffffffffu, acc[u], d, L);
+                    const bool other_has = __shfl_down_sync(0xffffffffu, has[u], d, L);
+                    if (s % (2 * d) == 0 && other_has) {
+                        acc[u] = has[u] ? sr.template add<T>(acc[u], other) : other;
+                        has[u] = true;
+                    }
                 }
             }
         }
