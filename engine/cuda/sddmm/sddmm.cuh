@@ -127,14 +127,36 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
                 }
             }
         }
-        // The group's lanes, lower lane first: after the step of width d, lane s holds lanes s .. s + 2d - 1.
-        // plus_times: a butterfly without the flags (one shuffle and one add a step; a lane without terms holds
-        // 0, and the sums in lane 0 are those of the flagged fold, + being commutative).
+        // The group's lanes. plus_times: a butterfly of one shuffle and one add a step (a lane without terms
+        // holds 0; + is commutative, so the same bits run after run), for double first halving the values a
+        // lane holds while there are several (lane s keeps the half its bit d selects and adds its partner's copy
+        // of that half: one shuffle a value kept, not one a value; a double's shuffle is two). Measured: double
+        // K = 64 8-15% faster, float within 4% either way, so float keeps the plain butterfly. Other semirings:
+        // lower lane first with a "has a term" flag (no identity assumed).
         if constexpr (std::is_same_v<Sr, PlusTimes>) {
+            constexpr unsigned both = U < L ? U : L;
+            constexpr unsigned halvings = sizeof(T) < 8 ? 0 : both == 4 ? 2 : both == 2 ? 1 : 0;
+            unsigned first = 0;  // the entry of acc[0] in this lane after the halvings
 #pragma unroll
-            for (unsigned d = 1; d < L; d *= 2)
+            for (unsigned h = 0, d = L / 2, n = U; h < halvings; ++h, d /= 2, n /= 2) {
+                const bool upper = s & d;
 #pragma unroll
-                for (unsigned u = 0; u < U; ++u) acc[u] += __shfl_xor_sync(0xffffffffu, acc[u], d, L);
+                for (unsigned i = 0; i < n / 2; ++i) {
+                    const T send = upper ? acc[i] : acc[i + n / 2];
+                    const T keep = upper ? acc[i + n / 2] : acc[i];
+                    acc[i] = keep + __shfl_xor_sync(0xffffffffu, send, d, L);
+                }
+                if (upper) first += n / 2;
+            }
+            constexpr unsigned held = U >> halvings, spread = L >> halvings;  // values a lane, lanes a value
+#pragma unroll
+            for (unsigned d = 1; d < spread; d *= 2)
+#pragma unroll
+                for (unsigned i = 0; i < held; ++i) acc[i] += __shfl_xor_sync(0xffffffffu, acc[i], d, L);
+            if (s % spread == 0)
+#pragma unroll
+                for (unsigned i = 0; i < held; ++i)
+                    if (p + (first + i) * E < end) x.out[p + (first + i) * E] = acc[i];
         } else {
 #pragma unroll
             for (unsigned d = 1; d < L; d *= 2) {
@@ -149,10 +171,10 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
                     }
                 }
             }
-        }
 #pragma unroll
-        for (unsigned u = 0; u < U; ++u)
-            if (p + u * E < end && s == 0) x.out[p + u * E] = acc[u];
+            for (unsigned u = 0; u < U; ++u)
+                if (p + u * E < end && s == 0) x.out[p + u * E] = acc[u];
+        }
     }
 }
 
