@@ -28,21 +28,20 @@ public:
     DenseMatrix() = default;
     DenseMatrix(const DenseMatrix&) = default;
     DenseMatrix& operator=(const DenseMatrix&) = default;
-    // A moved-from matrix is left 0 x 0 without values, still valid.
-    DenseMatrix(DenseMatrix&& o) { swap(o); }
-    DenseMatrix& operator=(DenseMatrix&& o) {
+    // A moved-from matrix is left 0 x 0 without values (and without a cache), still valid.
+    DenseMatrix(DenseMatrix&& o) noexcept
+        : nrows_(o.nrows_), ncols_(o.ncols_), data_(std::move(o.data_)), cache_(std::move(o.cache_)) {
+        o.nrows_ = o.ncols_ = 0;
+    }
+    DenseMatrix& operator=(DenseMatrix&& o) noexcept {
         if (this != &o) {
-            DenseMatrix tmp;
-            tmp.swap(o);
-            swap(tmp);
+            nrows_ = o.nrows_;
+            ncols_ = o.ncols_;
+            data_ = std::move(o.data_);
+            cache_ = std::move(o.cache_);
+            o.nrows_ = o.ncols_ = 0;
         }
         return *this;
-    }
-    void swap(DenseMatrix& o) noexcept {
-        std::swap(nrows_, o.nrows_);
-        std::swap(ncols_, o.ncols_);
-        std::swap(data_, o.data_);
-        std::swap(cache_, o.cache_);
     }
     DenseMatrix(Index nrows, Index ncols, T value = T{}, const Context& ctx = default_context())
         : nrows_(nrows), ncols_(ncols) {
@@ -97,6 +96,7 @@ public:
     const DenseMatrix& transposed() const { return *transposed_ptr(); }
     // The same, shared: it outlives a change of this matrix (a product that writes the matrix it reads).
     std::shared_ptr<const DenseMatrix> transposed_ptr() const {
+        if (!cache_) return std::make_shared<const DenseMatrix>(transposed_copy());  // moved from: 0 x 0
         std::lock_guard<std::mutex> lock(cache_->mutex);
         if (!cache_->transpose) cache_->transpose = std::make_shared<const DenseMatrix>(transposed_copy());
         return cache_->transpose;
@@ -106,6 +106,7 @@ public:
         return cpu::dense_transpose(*this);
     }
     bool has_cached_transpose() const {
+        if (!cache_) return false;
         std::lock_guard<std::mutex> lock(cache_->mutex);
         return bool(cache_->transpose);
     }
@@ -121,7 +122,7 @@ private:
         return data_.data();
     }
     void invalidate() {
-        if (cache_.use_count() != 1 || cache_->transpose) cache_ = std::make_shared<Cache>();
+        if (!cache_ || cache_.use_count() != 1 || cache_->transpose) cache_ = std::make_shared<Cache>();
     }
 
     Index nrows_ = 0, ncols_ = 0;

@@ -9,6 +9,7 @@
 #include <limits>
 #include <set>
 #include <sstream>
+#include <type_traits>
 
 #include "reference.hpp"
 
@@ -321,10 +322,18 @@ TEST_CASE("Dense operands: the transpose a product needs is made once, cached, a
     b.fill(0.5);
     CHECK(copy.has_cached_transpose());
     CHECK_FALSE(b.has_cached_transpose());
-    DenseMatrix<double> moved = std::move(b);
+    DenseMatrix<double> moved = std::move(b);  // without a copy (std::vector moves it when it grows)
+    STATIC_REQUIRE(std::is_nothrow_move_constructible_v<DenseMatrix<double>>);
+    STATIC_REQUIRE(std::is_nothrow_move_assignable_v<DenseMatrix<double>>);
     CHECK(b.nrows() == 0);
     CHECK(b.ncols() == 0);
     CHECK_FALSE(b.has_cached_transpose());
+    CHECK(b.transposed().nrows() == 0);
+    b = std::move(moved);  // a moved-from matrix takes a new value
+    CHECK(b.nrows() == k);
+    CHECK_FALSE(b.has_cached_transpose());
+    check_product(b2);
+    CHECK(b.has_cached_transpose());
 
     // SpMM C += A·Cᵀ (C square): Cᵀ is C's cached transpose, and the product writes C.
     const Index s = 45;

@@ -39,12 +39,12 @@ struct Args {
 // and the U rows of Bt gathered before the first product, so U gathers are in flight, not one. Lane s of the
 // group holds the vectors s, s + L, ..., s + (NV - 1) L of V values of A's row, kept in registers while the
 // group's next entry is in the same row, and loads the same vectors of Bt's row j. Each lane folds its terms in x
-// order, then the group folds the lanes' results lower lane first (a fixed order: the same bits run after run).
+// order, then the group folds the lanes' results in a fixed order (the same bits run after run; below).
 // NV = 0: K is too long for registers; the group walks A's row and Bt's row together, L x V values at a time.
-template <class T, class Sr, unsigned L, unsigned V, unsigned NV, unsigned U>
 // Four blocks a multiprocessor (64 registers a thread): the 32 warps a multiprocessor that per_warp (sddmm.cu)
 // counts on are resident at once, one wave. Two with 8 vectors of A kept a lane (K over 512 floats), which would
 // spill.
+template <class T, class Sr, unsigned L, unsigned V, unsigned NV, unsigned U>
 __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<T> x, Sr sr) {
     constexpr unsigned E = warp_size / L;  // entries at once per warp, U times a step
     constexpr unsigned NB = NV > 0 ? NV : 1;
