@@ -92,11 +92,12 @@ public:
     }
 
     // The transpose, made once (on the matrix's backend) and cached until this matrix changes: the SDDMM reads
-    // rows of Bᵀ, the SpMM rows of B. Safe to call from several threads on one matrix.
+    // rows of Bᵀ, the SpMM rows of B. It lives as long as the matrix does unchanged (a second copy of it in the
+    // matrix's memory). Safe to call from several threads on one matrix (not on one just moved from).
     const DenseMatrix& transposed() const { return *transposed_ptr(); }
     // The same, shared: it outlives a change of this matrix (a product that writes the matrix it reads).
     std::shared_ptr<const DenseMatrix> transposed_ptr() const {
-        if (!cache_) return std::make_shared<const DenseMatrix>(transposed_copy());  // moved from: 0 x 0
+        if (!cache_) cache_ = std::make_shared<Cache>();  // moved from
         std::lock_guard<std::mutex> lock(cache_->mutex);
         if (!cache_->transpose) cache_->transpose = std::make_shared<const DenseMatrix>(transposed_copy());
         return cache_->transpose;
@@ -127,12 +128,13 @@ private:
 
     Index nrows_ = 0, ncols_ = 0;
     Array<T> data_;
-    // Derived forms; copies share them until either changes (then it gets a fresh cache).
+    // Derived forms; copies share them until either changes (then it gets a fresh cache). Null only in a
+    // matrix moved from, until it is used again.
     struct Cache {
         std::mutex mutex;
         std::shared_ptr<const DenseMatrix> transpose;
     };
-    std::shared_ptr<Cache> cache_ = std::make_shared<Cache>();
+    mutable std::shared_ptr<Cache> cache_ = std::make_shared<Cache>();
 };
 
 }  // namespace hybla

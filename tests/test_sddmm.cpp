@@ -194,7 +194,7 @@ void check_variants(const Dense<M>& m0, const DenseMatrix<T>& a0, const DenseMat
     }
 }
 
-constexpr Index inner_dims[] = {1, 3, 16, 32, 47, 64, 128, 256, 512};
+constexpr Index inner_dims[] = {1, 3, 4, 8, 16, 32, 47, 64, 128, 256, 512};
 
 // C<M> = X·Yᵀ (Y stored n x K, transpose_b) for one K: a uniform bool mask with every variant, and a skewed
 // 601 x 1031 mask, structural into a fresh C and valued with plus into a C with entries.
@@ -341,6 +341,7 @@ TEST_CASE("Dense operands: the transpose a product needs is made once, cached, a
     const DenseMatrix<double> c0 = operand<double>(g, s, s);
     DenseMatrix<double> c = on_default(c0);
     mxm(c, no_mask, plus_op{}, plus_times{}, e, c, Descriptor{.transpose_b = true});
+    CHECK_FALSE(c.has_cached_transpose());  // writing C dropped the transpose it read
     const DenseMatrix<double> got = c.to(Context::cpu());
     const Dense<double> ed = ref::to_dense(e);
     for (Index i = 0; i < s; ++i)

@@ -2,6 +2,7 @@
 // each line folded in order.
 #pragma once
 #include <algorithm>
+#include <span>
 
 #include "engine/cpu/parallel.hpp"
 #include "engine/dense_matrix.hpp"
@@ -12,8 +13,10 @@ namespace hybla::cpu {
 template <class T>
 DenseMatrix<T> dense_transpose(const DenseMatrix<T>& a) {
     DenseMatrix<T> t(a.ncols(), a.nrows(), T{}, Context::cpu());
+    const std::span<T> out = t.data();  // taken once: the threads write through it, not through t's accessors
+    const Index m = a.nrows();
     parallel_for_each(a.ncols(), [&](Index j) {
-        for (Index i = 0; i < a.nrows(); ++i) t(j, i) = a(i, j);
+        for (Index i = 0; i < m; ++i) out[j * m + i] = a(i, j);
     }, 64);
     return t;
 }

@@ -128,7 +128,7 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
             }
         }
         // The group's lanes. plus_times: a butterfly of one shuffle and one add a step (a lane without terms
-        // holds 0; + is commutative, so the same bits run after run), for double first halving the values a
+        // holds +0, so a sum of -0 terms comes out +0; + is commutative, so the same bits run after run), for double first halving the values a
         // lane holds while there are several (lane s keeps the half its bit d selects and adds its partner's copy
         // of that half: one shuffle a value kept, not one a value; a double's shuffle is two). Measured: double
         // K = 64 8-15% faster, float within 4% either way, so float keeps the plain butterfly. Other semirings:
@@ -137,16 +137,18 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
             constexpr unsigned both = U < L ? U : L;
             constexpr unsigned halvings = sizeof(T) < 8 ? 0 : both == 4 ? 2 : both == 2 ? 1 : 0;
             unsigned first = 0;  // the entry of acc[0] in this lane after the halvings
+            if constexpr (halvings > 0) {
 #pragma unroll
-            for (unsigned h = 0, d = L / 2, n = U; h < halvings; ++h, d /= 2, n /= 2) {
-                const bool upper = s & d;
+                for (unsigned h = 0, d = L / 2, n = U; h < halvings; ++h, d /= 2, n /= 2) {
+                    const bool upper = s & d;
 #pragma unroll
-                for (unsigned i = 0; i < n / 2; ++i) {
-                    const T send = upper ? acc[i] : acc[i + n / 2];
-                    const T keep = upper ? acc[i + n / 2] : acc[i];
-                    acc[i] = keep + __shfl_xor_sync(0xffffffffu, send, d, L);
+                    for (unsigned i = 0; i < n / 2; ++i) {
+                        const T send = upper ? acc[i] : acc[i + n / 2];
+                        const T keep = upper ? acc[i + n / 2] : acc[i];
+                        acc[i] = keep + __shfl_xor_sync(0xffffffffu, send, d, L);
+                    }
+                    if (upper) first += n / 2;
                 }
-                if (upper) first += n / 2;
             }
             constexpr unsigned held = U >> halvings, spread = L >> halvings;  // values a lane, lanes a value
 #pragma unroll

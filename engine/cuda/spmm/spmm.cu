@@ -157,8 +157,9 @@ void launch(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, const Sr& s
 // power of two) that hold them: 4 times the threads of 4 vectors a lane, which hide the gathers' latency; past
 // that the walk is bound by the memory system and 4 vectors a lane (fewer instructions an entry) win again
 // (measured: wide won 54 of 60 cases on the data graphs and R-MAT 16-18, and lost by 20-30% at 4 of 5 widths
-// on R-MAT 20). Up to 64, 2 vectors a lane on a warp for float (double's registers would spill: 4 a lane on
-// 16 lanes); beyond, 4 vectors a lane on a warp, panels of 128 vectors.
+// on R-MAT 20). Up to 64, 2 vectors a lane on a warp for float whatever the size (it beat 4 a lane on 16 lanes
+// in 9 of 10 cases; double's registers would spill, so 4 a lane on 16 lanes); beyond, 4 vectors a lane on a
+// warp, panels of 128 vectors.
 template <class T, class Sr, unsigned V>
 void dispatch_lanes(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, const Sr& sr, const Context& ctx) {
     const std::uint64_t wv = b.ncols() / V;
