@@ -3,7 +3,6 @@
 //   Matrix x DenseMatrix -> DenseMatrix -> SpMM
 //   DenseMatrix x DenseMatrix under a sparse mask -> SDDMM
 #pragma once
-#include <optional>
 #include <utility>
 
 #include "engine/checks.hpp"
@@ -72,11 +71,12 @@ void mxm(DenseMatrix<TC>& c, NoMask, Accum accum, Sr, const Matrix<TA>& a, const
         // Bᵀ made once and cached with B; held here, as C += A·Cᵀ drops C's cache when it writes C.
         const auto bt = d.transpose_b ? bb.get().transposed_ptr() : nullptr;
         const DenseMatrix<TC>& bop = bt ? *bt : bb.get();
+        const bool b_is_c = bop.storage().data() == std::as_const(c).storage().data();
         if constexpr (std::is_same_v<Accum, NoAccum>) {
             // Into C's own storage (its shape is the product's): no allocation; a new C when B is C.
-            if (bop.storage().data() != std::as_const(c).storage().data()) cuda::spmm_into(c, aa.get(), bop, code);
+            if (!b_is_c) cuda::spmm_into(c, aa.get(), bop, code);
             else c = cuda::spmm(aa.get(), bop, code);
-        } else if (bop.storage().data() != std::as_const(c).storage().data()) {
+        } else if (!b_is_c) {
             cuda::spmm_accumulate(c, aa.get(), bop, code, binary_code(accum, "mxm (SpMM)"));  // in place
         } else {  // B is C: the product first
             cuda::dense_accumulate(c, cuda::spmm(aa.get(), bop, code), binary_code(accum, "mxm (SpMM)"));
