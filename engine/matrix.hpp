@@ -56,12 +56,14 @@ public:
     Matrix() : Matrix(0, 0) {}
     Matrix(const Matrix&) = default;
     Matrix& operator=(const Matrix&) = default;
-    // A moved-from matrix is left empty and 0 x 0, still valid.
-    Matrix(Matrix&& o) : Matrix(0, 0, o.ctx_) { swap(o); }
+    // A moved-from matrix is left empty and 0 x 0, still valid; a move allocates nothing on the device.
+    Matrix(Matrix&& o) : Matrix(Unfilled{}, 0, 0, o.ctx_) {
+        swap(o);
+        if (!o.ctx_.is_cuda()) o.offsets_ = Array<Offset>(1, Offset(0), o.ctx_);  // (a GPU one's wait, below)
+    }
     Matrix& operator=(Matrix&& o) {
         if (this != &o) {
-            Matrix tmp(0, 0, o.ctx_);
-            tmp.swap(o);
+            Matrix tmp(std::move(o));
             swap(tmp);
         }
         return *this;
@@ -76,11 +78,12 @@ public:
         std::swap(values_, o.values_);
         std::swap(cache_, o.cache_);
     }
-    // An empty matrix in ctx (the default context unless given).
+    // An empty matrix in ctx (the default context unless given). On a GPU its row offsets are written when first
+    // read: a matrix that only receives a result costs no device work.
     Matrix(Index nrows, Index ncols, const Context& ctx = default_context()) : nrows_(nrows), ncols_(ncols), ctx_(ctx) {
         detail::check_dimension(nrows, "number of rows");
         detail::check_dimension(ncols, "number of columns");
-        offsets_ = Array<Offset>(nrows + 1, Offset(0), ctx);
+        if (!ctx.is_cuda()) offsets_ = Array<Offset>(nrows + 1, Offset(0), ctx);
         indices_ = Array<ColIndex>(0, ctx);
         values_ = Array<T>(0, ctx);
     }
@@ -121,6 +124,7 @@ public:
     // A copy in another context (the only way a matrix changes place).
     Matrix to(const Context& ctx) const& {
         if (ctx == ctx_) return *this;
+        if (!has_offsets()) return Matrix(nrows_, ncols_, ctx);  // no entries
         Matrix m(Unfilled{}, nrows_, ncols_, ctx);
         m.offsets_ = offsets_.to(ctx);
         m.indices_ = indices_.to(ctx);
@@ -203,6 +207,7 @@ public:
         if (ctx_.is_cuda()) {
             if (nrows < nrows_ || ncols < ncols_) return on_host([&](Matrix& h) { h.resize(nrows, ncols); });
             // Growing keeps every entry where it is: only the new rows' offsets are written, on the device.
+            write_offsets();
             offsets_.resize(nrows + 1);
             const Offset end = nvals_;
             if (nrows > nrows_) cuda::fill(offsets_.data() + nrows_ + 1, nrows - nrows_, &end, sizeof(Offset), ctx_.stream());
@@ -238,7 +243,7 @@ public:
     // CSR views in host memory: CPU matrices only (a GPU matrix is refused with InvalidValue).
     std::span<const Offset> row_offsets() const {
         detail::host_only(ctx_, "Matrix::row_offsets");
-        return offsets_.span();
+        return storage_offsets();
     }
     std::span<const ColIndex> col_indices() const {
         detail::host_only(ctx_, "Matrix::col_indices");
@@ -249,7 +254,10 @@ public:
         return values_.span();
     }
     // The CSR arrays wherever they live (device memory for a GPU matrix): for backends.
-    std::span<const Offset> storage_offsets() const { return offsets_.span(); }
+    std::span<const Offset> storage_offsets() const {
+        write_offsets();
+        return offsets_.span();
+    }
     std::span<const ColIndex> storage_indices() const { return indices_.span(); }
     std::span<const T> storage_values() const { return values_.span(); }
     Offset row_begin(Index i) const { return offsets_[i]; }  // CPU matrices
@@ -314,6 +322,7 @@ public:
 
     // Moves the arrays out, leaving an empty matrix of the same dimensions.
     CsrArrays<T> export_csr() && {
+        write_offsets();
         CsrArrays<T> out{nrows_, ncols_, std::move(offsets_), std::move(indices_), std::move(values_)};
         *this = Matrix(out.nrows, out.ncols, ctx_);
         return out;
@@ -367,7 +376,11 @@ public:
     }
 
     // For backends: direct access to the CSR arrays. Callers must keep the invariants.
-    Array<Offset>& offsets_mut() { invalidate(); return offsets_; }
+    Array<Offset>& offsets_mut() {
+        write_offsets();
+        invalidate();
+        return offsets_;
+    }
     void set_nvals(Index n) { nvals_ = n; }
     Array<ColIndex>& indices_mut() { invalidate(); return indices_; }
     Array<T>& values_mut() { invalidate(); return values_; }
@@ -414,6 +427,18 @@ private:
         return {Offset(it - indices_.begin()), it != e && *it == j};
     }
     void invalidate() { cache_ = std::make_shared<Cache>(); }
+    // Writes the offsets of a GPU matrix made without them (empty, or moved from): all zero. A CPU matrix always
+    // has them (its row accessors read them unchecked).
+    void write_offsets() const {
+        if (!ctx_.is_cuda()) return;
+        std::lock_guard<std::mutex> lock(cache_->offsets_mutex);
+        if (offsets_.size() != nrows_ + 1) offsets_ = Array<Offset>(nrows_ + 1, Offset(0), ctx_);
+    }
+    bool has_offsets() const {
+        if (!ctx_.is_cuda()) return true;
+        std::lock_guard<std::mutex> lock(cache_->offsets_mutex);
+        return offsets_.size() == nrows_ + 1;
+    }
     // Runs a host-side edit on a GPU matrix: down, edit, up.
     template <class F>
     void on_host(F&& edit) {
@@ -424,12 +449,14 @@ private:
 
     Index nrows_ = 0, ncols_ = 0, nvals_ = 0;
     Context ctx_;
-    Array<Offset> offsets_;
+    // nrows + 1 offsets, or on a GPU none while the matrix has no entries and no one has read them.
+    mutable Array<Offset> offsets_;
     Array<ColIndex> indices_;
     Array<T> values_;
     // Derived forms; copies share them until either changes (then it gets a fresh cache).
     struct Cache {
         std::mutex mutex;
+        std::mutex offsets_mutex;  // write_offsets (taken while `mutex` may be held by transposed())
         std::shared_ptr<const Matrix> transpose;
         std::shared_ptr<const void> plan;
         std::shared_ptr<const void> spmm_plan;

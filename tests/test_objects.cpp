@@ -6,6 +6,7 @@
 #include <memory>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -592,6 +593,60 @@ TEST_CASE("moved-from Matrix and Vector keep their invariants", "[objects][move]
     Vector<int> w = std::move(u);
     CHECK(w.size() == 20);
     CHECK(u.nvals() <= (u.is_dense() ? u.storage_bitmap().size() : u.storage_indices().size()));
+}
+
+TEST_CASE("An empty matrix: offsets written when first read, whatever reads them", "[objects][matrix]") {
+    const auto zero_offsets = [](const Matrix<float>& m, Index rows) {
+        const Matrix<float> h = m.to(Context::cpu());
+        REQUIRE(h.nrows() == rows);
+        REQUIRE(h.nvals() == 0);
+        REQUIRE(h.row_offsets().size() == rows + 1);
+        for (Offset o : h.row_offsets()) REQUIRE(o == 0);
+    };
+    zero_offsets(Matrix<float>(7, 5), 7);  // copied out before anything read them
+    Matrix<float> a(9, 4);
+    REQUIRE(a.storage_offsets().size() == 10);
+    check_csr_invariants(a);
+    zero_offsets(a, 9);
+    Matrix<float> grown(6, 3);
+    grown.resize(11, 3);
+    check_csr_invariants(grown);
+    zero_offsets(grown, 11);
+    Matrix<float> copied(5, 5);
+    const Matrix<float> copy = copied;
+    check_csr_invariants(copy);
+    check_csr_invariants(copied);
+    CsrArrays<float> out = Matrix<float>(4, 2).export_csr();
+    REQUIRE(out.offsets.size() == 5);
+    REQUIRE(out.offsets.to(Context::cpu())[4] == 0);
+    Matrix<float> set(3, 3);
+    set.set(2, 1, 4.5f);
+    REQUIRE(set.nvals() == 1);
+    REQUIRE(set.get(2, 1).value() == 4.5f);
+    REQUIRE(set.storage_offsets().size() == 4);
+    const Matrix<float> t = Matrix<float>(8, 3).transposed_copy();
+    CHECK(t.nrows() == 3);
+    zero_offsets(t, 3);
+    std::vector<Index> r, c;
+    std::vector<float> v;
+    Matrix<float>(6, 6).extract_tuples(r, c, v);
+    CHECK(r.empty());
+    Matrix<float> moved_to = std::move(a);  // a moved-from matrix: 0 x 0, its one offset written when read
+    CHECK(moved_to.nrows() == 9);
+    CHECK(a.nrows() == 0);
+    CHECK(a.storage_offsets().size() == 1);
+    zero_offsets(a, 0);
+    // Threads reading one matrix's offsets for the first time all see the same array.
+    const Matrix<float> shared(1000, 10);
+    std::vector<const Offset*> seen(8, nullptr);
+    {
+        std::vector<std::thread> threads;
+        for (std::size_t i = 0; i < seen.size(); ++i)
+            threads.emplace_back([&, i] { seen[i] = shared.storage_offsets().data(); });
+        for (auto& th : threads) th.join();
+    }
+    for (const Offset* p : seen) CHECK(p == seen[0]);
+    check_csr_invariants(shared);
 }
 
 // ---------------------------------------------------------------------------------------------- Vector

@@ -588,3 +588,34 @@ TEST_CASE("SDDMM: a few entries spread over many rows", "[mxm][sddmm]") {
         CHECK(std::fabs(double(*got) - want) <= 1e-5 * std::max(1.0, scale));
     }
 }
+
+TEST_CASE("SDDMM: rows of one entry, runs of empty rows longer than a warp, and a long row among them",
+          "[mxm][sddmm]") {
+    // The GPU kernel finds the rows of each step's entries in a window of 32 row ends, and searches beyond it:
+    // steps of 2 to 128 entries (by K) over rows of one entry, gaps of 31 to 70 empty rows, and long rows.
+    const Index m = 4099, n = 301;
+    ref::Gen g(977);
+    Dense<bool> m0(m, n);
+    Index i = 0;
+    while (i < m) {
+        const Index kind = g.uniform(0, 9);
+        if (kind < 6) {
+            m0(i, g.uniform(0, n - 1)) = true;  // one entry
+            ++i;
+        } else if (kind < 8) {
+            i += g.uniform(31, 70);  // empty rows
+        } else {
+            const Index len = g.uniform(2, 200);
+            for (Index j = 0; j < len; ++j) m0(i, g.uniform(0, n - 1)) = true;
+            ++i;
+        }
+    }
+    for (const Index k : {1, 4, 8, 32, 64, 128, 300}) {
+        INFO("K = " << k);
+        const DenseMatrix<float> af = operand<float>(g, m, k), bf = operand<float>(g, k, n);
+        check<plus_times>(m0, af, bf, Dense<float>(m, n), Descriptor{.transpose_b = true, .mask_structure = true});
+        const DenseMatrix<double> ad = operand<double>(g, m, k), bd = operand<double>(g, k, n);
+        check<plus_times>(m0, ad, bd, Dense<double>(m, n), Descriptor{.transpose_b = true, .mask_structure = true});
+        check<min_plus>(m0, ad, bd, Dense<double>(m, n), Descriptor{.transpose_b = true, .mask_structure = true});
+    }
+}
