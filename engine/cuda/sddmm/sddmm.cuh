@@ -34,6 +34,59 @@ struct Args {
     T* out = nullptr;              // nnz values
 };
 
+// The rows of a warp's entries when its groups are four or more (L <= 8): a window of 32 row ends, lane t holding
+// off[wrow + 1 + t] - begin (0 when at or before begin, clamped to 2^32 - 1; a warp's share is under 2^31
+// entries), read at once by the warp when a step first leaves the window, so that a warp of short rows reads the
+// offsets about once. A lane finds the row of entry q by a binary search of the window through shuffles (five),
+// and beyond it (more than 32 rows in a step: empty rows, or K under 8 floats on rows of a few entries) by a
+// search of the offsets. Each group walking its own rows instead, a walk of more than four rows fell back to a
+// search over all the rows after it, 15 dependent reads on musae_facebook; the warps that met such runs took
+// twice the kernel's mean (K = 32: 42,000 cycles elapsed against 21,000 a multiprocessor busy, ncu). With one or
+// two groups a warp the walk is cheaper than the shuffles (measured: R-MAT 16-18 up to 23% slower windowed).
+struct RowWindow {
+    unsigned wrow = 0;  // (rows are under 2^32)
+    unsigned d = 0, d_last = 0;
+    bool loaded = false;
+
+    __device__ __forceinline__ void load(const Offset* off, std::uint64_t nrows, std::uint64_t row,
+                                         std::uint64_t begin, unsigned lane) {
+        wrow = unsigned(row);
+        const std::uint64_t t = row + 1 + lane;
+        const std::uint64_t o = t <= nrows ? off[t] : ~std::uint64_t(0);
+        d = o <= begin ? 0u : o - begin > 0xffffffffull ? 0xffffffffu : unsigned(o - begin);
+        d_last = __shfl_sync(0xffffffffu, d, 31);
+        loaded = true;
+    }
+    // The row of entry begin + rel; every lane of the warp calls it.
+    __device__ __forceinline__ unsigned row_of(const Offset* off, std::uint64_t nrows, std::uint64_t begin,
+                                               unsigned rel) const {
+        unsigned lo = 0, hi = 31;  // the first lane of the window whose row ends past the entry
+#pragma unroll
+        for (unsigned i = 0; i < 5; ++i) {
+            const unsigned mid = (lo + hi) / 2;
+            if (__shfl_sync(0xffffffffu, d, mid) <= rel) lo = mid + 1;
+            else hi = mid;
+        }
+        if (rel < d_last) return wrow + lo;
+        return unsigned(warp_ops::group_row_of<1>(off, wrow + 32ull, nrows, begin + rel, 0, 0));
+    }
+    // The row of entry begin + rel for the whole warp (rel the same in every lane), with its end.
+    __device__ __forceinline__ std::uint64_t warp_row_of(const Offset* off, std::uint64_t nrows,
+                                                         std::uint64_t begin, unsigned rel, unsigned lane,
+                                                         std::uint64_t& row_end) const {
+        if (rel < d_last) {
+            const unsigned c = __popc(__ballot_sync(0xffffffffu, d <= rel));
+            const unsigned dc = __shfl_sync(0xffffffffu, d, c);
+            row_end = dc != 0xffffffffu ? begin + dc : off[std::uint64_t(wrow) + c + 1];
+            return std::uint64_t(wrow) + c;
+        }
+        const std::uint64_t r =
+            warp_ops::group_row_of<32>(off, wrow + 32ull, nrows, begin + rel, lane, 0xffffffffu);
+        row_end = off[r + 1];
+        return r;
+    }
+};
+
 // Each warp takes an equal share of the entries, across row boundaries. A group of L lanes computes an entry
 // (32 / L entries at once; L sized to K, so no lane idles at small K), U of them a step: the step's columns read
 // and the U rows of Bt gathered before the first product, so U gathers are in flight, not one. Lane s of the
@@ -58,10 +111,14 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
     if (begin >= x.nnz) return;
     const std::uint64_t end = begin + x.per_warp < x.nnz ? begin + x.per_warp : x.nnz;
     const std::uint64_t k = x.k, kv = k / V;  // vectors per row
-    // The warp finds the row of its first entry; each group walks on from there.
+    // The warp finds the row of its first entry; each group walks on from there, or with four groups or more the
+    // warp follows the rows of each step through a RowWindow (`row`, next_row_start: of the step's last entry).
+    constexpr bool windowed = E >= 4;
     std::uint64_t row = warp_ops::group_row_of<warp_size>(x.off, 0, x.nrows, begin, lane, 0xffffffffu);
     std::uint64_t next_row_start = x.off[row + 1];  // off[row + 1]
-    bool loaded = false;                             // a_reg holds A's row `row`
+    bool loaded = false;                             // a_reg holds A's row `row` (windowed: row `held`)
+    unsigned held = 0;
+    RowWindow window;
     Vec<T, V> a_reg[NB];
     // Every lane of the warp runs the same number of steps (the groups' entries differ only by `group`).
     const std::uint64_t steps = (end - begin + E * U - 1) / (E * U);
@@ -80,6 +137,11 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
                     if (p + u * E < end && s + t * L < kv) b[u][t] = br[s + t * L];
             }
         }
+        // windowed: the step's entries in one row (`row`, the same in every lane), or found in the window.
+        const std::uint64_t last = (p - group + E * U < end ? p - group + E * U : end) - 1;
+        const bool within = !windowed || last < next_row_start;
+        if (windowed && !within && (!window.loaded || unsigned(last - begin) >= window.d_last))
+            window.load(x.off, x.nrows, row, begin, lane);
         T acc[U];
         bool has[U];
 #pragma unroll
@@ -87,16 +149,23 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
             const std::uint64_t q = p + u * E;
             acc[u] = T{};
             has[u] = false;
-            if (q >= end) continue;
-            if (q >= next_row_start) {  // row switch
-                row = warp_ops::next_row_of<1>(x.off, x.nrows, row, q, 0, 0);
+            std::uint64_t r = row;
+            if constexpr (windowed) {
+                if (!within) r = window.row_of(x.off, x.nrows, begin, unsigned((q < end ? q : last) - begin));
+                if (q >= end) continue;
+                if (unsigned(r) != held) loaded = false;
+                held = unsigned(r);
+            } else if (q >= end) {
+                continue;
+            } else if (q >= next_row_start) {  // row switch
+                row = r = warp_ops::next_row_of<1>(x.off, x.nrows, row, q, 0, 0);
                 next_row_start = x.off[row + 1];
                 loaded = false;
             }
             if (s == 0) x.out_cols[q] = j[u];
             if constexpr (NV > 0) {
                 if (!loaded) {
-                    const Vec<T, V>* ar = reinterpret_cast<const Vec<T, V>*>(x.a + row * k);
+                    const Vec<T, V>* ar = reinterpret_cast<const Vec<T, V>*>(x.a + r * k);
 #pragma unroll
                     for (unsigned t = 0; t < NV; ++t)
                         if (s + t * L < kv) a_reg[t] = ar[s + t * L];
@@ -108,13 +177,17 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
 #pragma unroll
                         for (unsigned v = 0; v < V; ++v) {
                             const T term = sr.template multiply<T>(a_reg[t].v[v], b[u][t].v[v]);
-                            acc[u] = has[u] ? sr.template add<T>(acc[u], term) : term;
-                            has[u] = true;
+                            if constexpr (std::is_same_v<Sr, PlusTimes>) {
+                                acc[u] += term;  // from +0 (the fold below assumes it too)
+                            } else {
+                                acc[u] = has[u] ? sr.template add<T>(acc[u], term) : term;
+                                has[u] = true;
+                            }
                         }
                     }
                 }
             } else {
-                const Vec<T, V>* ar = reinterpret_cast<const Vec<T, V>*>(x.a + row * k);
+                const Vec<T, V>* ar = reinterpret_cast<const Vec<T, V>*>(x.a + r * k);
                 const Vec<T, V>* br = reinterpret_cast<const Vec<T, V>*>(x.bt + std::uint64_t(j[u]) * k);
                 for (std::uint64_t c = s; c < kv; c += L) {
                     const Vec<T, V> av = ar[c], bv = br[c];
@@ -127,6 +200,8 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
                 }
             }
         }
+        if (windowed && !within)
+            row = window.warp_row_of(x.off, x.nrows, begin, unsigned(last - begin), lane, next_row_start);
         // The group's lanes. plus_times: a butterfly of one shuffle and one add a step (a lane without terms
         // holds +0, so a sum of -0 terms comes out +0; + is commutative, so the same bits run after run), for double first halving the values a
         // lane holds while there are several (lane s keeps the half its bit d selects and adds its partner's copy
