@@ -54,12 +54,26 @@ public:
     using value_type = T;
 
     Matrix() : Matrix(0, 0) {}
-    Matrix(const Matrix&) = default;
-    Matrix& operator=(const Matrix&) = default;
+    // A copy shares the cache; the offsets are copied under its lock (another thread may be writing them).
+    Matrix(const Matrix& o)
+        : nrows_(o.nrows_), ncols_(o.ncols_), nvals_(o.nvals_), ctx_(o.ctx_), indices_(o.indices_),
+          values_(o.values_), cache_(o.cache_) {
+        std::lock_guard<std::mutex> lock(o.cache_->offsets_mutex);
+        offsets_ = o.offsets_;
+    }
+    Matrix& operator=(const Matrix& o) {
+        if (this != &o) {
+            Matrix tmp(o);
+            swap(tmp);
+        }
+        return *this;
+    }
     // A moved-from matrix is left empty and 0 x 0, still valid; a move allocates nothing on the device.
     Matrix(Matrix&& o) : Matrix(Unfilled{}, 0, 0, o.ctx_) {
+        // (A CPU matrix always has its offsets, allocated before anything moves; a GPU one's wait, below.)
+        Array<Offset> none = o.ctx_.is_cuda() ? Array<Offset>() : Array<Offset>(1, Offset(0), o.ctx_);
         swap(o);
-        if (!o.ctx_.is_cuda()) o.offsets_ = Array<Offset>(1, Offset(0), o.ctx_);  // (a GPU one's wait, below)
+        o.offsets_ = std::move(none);
     }
     Matrix& operator=(Matrix&& o) {
         if (this != &o) {
@@ -205,9 +219,14 @@ public:
         detail::check_dimension(nrows, "number of rows");
         detail::check_dimension(ncols, "number of columns");
         if (ctx_.is_cuda()) {
+            if (!has_offsets()) {  // no entries: nothing to keep or drop, the offsets still unwritten
+                nrows_ = nrows;
+                ncols_ = ncols;
+                invalidate();
+                return;
+            }
             if (nrows < nrows_ || ncols < ncols_) return on_host([&](Matrix& h) { h.resize(nrows, ncols); });
             // Growing keeps every entry where it is: only the new rows' offsets are written, on the device.
-            write_offsets();
             offsets_.resize(nrows + 1);
             const Offset end = nvals_;
             if (nrows > nrows_) cuda::fill(offsets_.data() + nrows_ + 1, nrows - nrows_, &end, sizeof(Offset), ctx_.stream());
@@ -432,12 +451,12 @@ private:
     void write_offsets() const {
         if (!ctx_.is_cuda()) return;
         std::lock_guard<std::mutex> lock(cache_->offsets_mutex);
-        if (offsets_.size() != nrows_ + 1) offsets_ = Array<Offset>(nrows_ + 1, Offset(0), ctx_);
+        if (offsets_.empty()) offsets_ = Array<Offset>(nrows_ + 1, Offset(0), ctx_);  // (never entries then)
     }
     bool has_offsets() const {
         if (!ctx_.is_cuda()) return true;
         std::lock_guard<std::mutex> lock(cache_->offsets_mutex);
-        return offsets_.size() == nrows_ + 1;
+        return !offsets_.empty();
     }
     // Runs a host-side edit on a GPU matrix: down, edit, up.
     template <class F>

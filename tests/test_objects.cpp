@@ -636,17 +636,34 @@ TEST_CASE("An empty matrix: offsets written when first read, whatever reads them
     CHECK(a.nrows() == 0);
     CHECK(a.storage_offsets().size() == 1);
     zero_offsets(a, 0);
-    // Threads reading one matrix's offsets for the first time all see the same array.
+    // Threads reading one matrix's offsets for the first time all see the same array; threads copying it meanwhile
+    // get a valid copy either way.
     const Matrix<float> shared(1000, 10);
     std::vector<const Offset*> seen(8, nullptr);
+    std::vector<Matrix<float>> copies(8);
     {
         std::vector<std::thread> threads;
-        for (std::size_t i = 0; i < seen.size(); ++i)
+        for (std::size_t i = 0; i < seen.size(); ++i) {
             threads.emplace_back([&, i] { seen[i] = shared.storage_offsets().data(); });
+            threads.emplace_back([&, i] { copies[i] = shared; });
+        }
         for (auto& th : threads) th.join();
     }
     for (const Offset* p : seen) CHECK(p == seen[0]);
     check_csr_invariants(shared);
+    for (const Matrix<float>& c : copies) zero_offsets(c, 1000);
+    const Matrix<float> unread(5, 5);
+    Matrix<float> assigned(2, 2);
+    assigned = unread;  // copy assignment of a matrix whose offsets are not written yet
+    zero_offsets(assigned, 5);
+    zero_offsets(unread, 5);
+    Matrix<float> move_assigned(3, 3);
+    move_assigned = Matrix<float>(4, 4);
+    zero_offsets(move_assigned, 4);
+    Matrix<float> resized(20, 20);
+    resized.resize(3, 30);  // an unread matrix shrinks and grows without its offsets
+    zero_offsets(resized, 3);
+    CHECK(resized.ncols() == 30);
 }
 
 // ---------------------------------------------------------------------------------------------- Vector
