@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "reference.hpp"
+#include "scoped_env.hpp"
 
 using namespace hybla;
 using ref::Dense;
@@ -592,7 +593,7 @@ TEST_CASE("SDDMM: a few entries spread over many rows", "[mxm][sddmm]") {
 TEST_CASE("SDDMM: rows of one entry, runs of empty rows longer than a warp, and a long row among them",
           "[mxm][sddmm]") {
     // The GPU kernel finds the rows of each step's entries in a window of 32 row ends, and searches beyond it:
-    // steps of 2 to 128 entries (by K) over rows of one entry, gaps of 31 to 70 empty rows, and long rows.
+    // steps of 1 to 128 entries (by K) over rows of one entry, gaps of 31 to 70 empty rows, and long rows.
     const Index m = 4099, n = 301;
     ref::Gen g(977);
     Dense<bool> m0(m, n);
@@ -610,12 +611,19 @@ TEST_CASE("SDDMM: rows of one entry, runs of empty rows longer than a warp, and 
             ++i;
         }
     }
-    for (const Index k : {1, 4, 8, 32, 64, 128, 300}) {
+    for (const Index k : {1, 4, 8, 12, 32, 64, 128, 300}) {
         INFO("K = " << k);
         const DenseMatrix<float> af = operand<float>(g, m, k), bf = operand<float>(g, k, n);
         check<plus_times>(m0, af, bf, Dense<float>(m, n), Descriptor{.transpose_b = true, .mask_structure = true});
         const DenseMatrix<double> ad = operand<double>(g, m, k), bd = operand<double>(g, k, n);
         check<plus_times>(m0, ad, bd, Dense<double>(m, n), Descriptor{.transpose_b = true, .mask_structure = true});
         check<min_plus>(m0, ad, bd, Dense<double>(m, n), Descriptor{.transpose_b = true, .mask_structure = true});
+        // Shares of many steps (a warp keeps its window and its row of A across them); the GPU reads the knob.
+        for (const char* share : {"64", "1000"}) {
+            const hybla_test::EnvGuard env("HYBLA_SDDMM_SHARE", share);
+            INFO("HYBLA_SDDMM_SHARE=" << share);
+            check<plus_times>(m0, af, bf, Dense<float>(m, n), Descriptor{.transpose_b = true, .mask_structure = true});
+            check<plus_times>(m0, ad, bd, Dense<double>(m, n), Descriptor{.transpose_b = true, .mask_structure = true});
+        }
     }
 }

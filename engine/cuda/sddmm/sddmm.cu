@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <type_traits>
 
@@ -23,10 +24,12 @@ namespace {
 // Entries per warp: an equal share of the entries over about four warps a multiprocessor's scheduler slot
 // (132 x 32 warps on an H100), at least two rounds of the warp's groups so that a row's A stays in registers
 // over several entries, at most 2^31; a multiple of the entries the warp takes at once.
+// HYBLA_SDDMM_SHARE (tests) sets the share, so that small patterns give a warp many steps.
 std::uint64_t per_warp(std::uint64_t nnz, unsigned at_once, int device) {
     const std::uint64_t warps = std::uint64_t(multiprocessor_count(device)) * 32;
-    const std::uint64_t share = std::min<std::uint64_t>(std::max<std::uint64_t>((nnz + warps - 1) / warps, 2 * at_once),
-                                                        std::uint64_t(1) << 31);  // (RowWindow's 32-bit entries)
+    std::uint64_t share = std::max<std::uint64_t>((nnz + warps - 1) / warps, 2 * at_once);
+    if (const char* e = std::getenv("HYBLA_SDDMM_SHARE"); e && *e) share = std::strtoull(e, nullptr, 10);
+    share = std::clamp<std::uint64_t>(share, at_once, std::uint64_t(1) << 31);  // (RowWindow's 32-bit entries)
     return (share + at_once - 1) / at_once * at_once;
 }
 

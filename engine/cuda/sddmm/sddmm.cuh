@@ -35,10 +35,10 @@ struct Args {
 };
 
 // The rows of a warp's entries when its groups are four or more (L <= 8): a window of 32 row ends, lane t holding
-// off[wrow + 1 + t] - begin (0 when at or before begin, clamped to 2^32 - 1; a warp's share is under 2^31
+// off[wrow + 1 + t] - begin (0 when at or before begin, clamped to 2^32 - 1; a warp's share is at most 2^31
 // entries), read at once by the warp when a step first leaves the window, so that a warp of short rows reads the
 // offsets about once. A lane finds the row of entry q by a binary search of the window through shuffles (five),
-// and beyond it (more than 32 rows in a step: empty rows, or K under 8 floats on rows of a few entries) by a
+// and beyond it (a step reaching past the window's 32 rows: empty rows, or small K on rows of a few entries) by a
 // search of the offsets. Each group walking its own rows instead, a walk of more than four rows fell back to a
 // search over all the rows after it, 15 dependent reads on musae_facebook; the warps that met such runs took
 // twice the kernel's mean (K = 32: 42,000 cycles elapsed against 21,000 a multiprocessor busy, ncu). With one or
@@ -116,8 +116,8 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
     constexpr bool windowed = E >= 4;
     std::uint64_t row = warp_ops::group_row_of<warp_size>(x.off, 0, x.nrows, begin, lane, 0xffffffffu);
     std::uint64_t next_row_start = x.off[row + 1];  // off[row + 1]
-    bool loaded = false;                             // a_reg holds A's row `row` (windowed: row `held`)
-    unsigned held = 0;
+    bool loaded = false;                             // a_reg holds A's row `row` (windowed: row `held_row`)
+    unsigned held_row = 0;
     RowWindow window;
     Vec<T, V> a_reg[NB];
     // Every lane of the warp runs the same number of steps (the groups' entries differ only by `group`).
@@ -153,8 +153,8 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
             if constexpr (windowed) {
                 if (!within) r = window.row_of(x.off, x.nrows, begin, unsigned((q < end ? q : last) - begin));
                 if (q >= end) continue;
-                if (unsigned(r) != held) loaded = false;
-                held = unsigned(r);
+                if (unsigned(r) != held_row) loaded = false;
+                held_row = unsigned(r);
             } else if (q >= end) {
                 continue;
             } else if (q >= next_row_start) {  // row switch
