@@ -7,7 +7,7 @@
 //
 // Operations, on GRAPH's matrix A (float, on the GPU): A·A (plus_times); C<A> = X·Xᵀ with X dense n x 32
 // (SDDMM); A·X with X dense n x 32 and n x 128 (SpMM, into a C made before the call); personalized PageRank with
-// 64 seeds (vertices k·n/64), 3 iterations each with its convergence test; with CLUSTERS (mcl's output for GRAPH, as gpu_contract reads it) `contract` and its two products.
+// 64 seeds (vertices k·n/64), 3 and 13 iterations each with its convergence test; with CLUSTERS (mcl's output for GRAPH, as gpu_contract reads it) `contract` and its two products.
 // For each: wall time and host time until the call returns (microseconds per call, mean of --runs, default 20,
 // after one warm-up call), then each runtime function's calls and microseconds per call of the operation, split
 // into waits (synchronisations, blocking copies) and the rest. The wrappers' own cost (two clock reads a call)
@@ -221,6 +221,10 @@ int main(int argc, char** argv) {
         three.max_iterations = 3;
         run("personalized PageRank, 64 seeds, 3 iterations",
             [&] { (void)algorithms::personalized_pagerank(a, seeds, three); });
+        algorithms::PageRankOptions thirteen = three;
+        thirteen.max_iterations = 13;
+        run("personalized PageRank, 64 seeds, 13 iterations (less the line above: ten iterations)",
+            [&] { (void)algorithms::personalized_pagerank(a, seeds, thirteen); });
         if (pos.size() == 2) {
             const std::vector<std::int64_t> labels = bench::read_cluster_labels(pos[1], g.names, n);
             run("contract (the whole call)", [&] { (void)algorithms::contract(a, labels); });

@@ -135,10 +135,13 @@ public:
         auto kind = !src_ctx.is_cuda() ? cuda::CopyKind::host_to_device
                     : on_device()      ? cuda::CopyKind::device_to_device
                                        : cuda::CopyKind::device_to_host;
-        // From another stream (or device): the copy waits for the work queued there, which may still write src.
-        if (kind == cuda::CopyKind::device_to_device && !(src_ctx == ctx_))
-            cuda::stream_wait(ctx_.stream(), ctx_.device(), src_ctx.stream(), src_ctx.device());
+        // From another stream (or device): the copy waits for the work queued there, which may still write src,
+        // and the host for the copy (src's owner may free it on its own stream). On one stream a device copy is
+        // only queued: what follows on the stream, src's release included, comes after it.
+        const bool other_stream = kind == cuda::CopyKind::device_to_device && !(src_ctx == ctx_);
+        if (other_stream) cuda::stream_wait(ctx_.stream(), ctx_.device(), src_ctx.stream(), src_ctx.device());
         cuda::copy(p_ + at, src, n * sizeof(T), kind, on_device() ? ctx_.stream() : src_ctx.stream());
+        if (other_stream) cuda::synchronize(ctx_.stream());
     }
 
 private:

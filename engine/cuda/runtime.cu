@@ -175,7 +175,8 @@ void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, void* st
                        : kind == CopyKind::device_to_host ? cudaMemcpyDeviceToHost
                                                           : cudaMemcpyDeviceToDevice;
     check(cudaMemcpyAsync(dst, src, bytes, k, as_stream(stream)), "cudaMemcpyAsync", bytes);
-    check(cudaStreamSynchronize(as_stream(stream)), "cudaStreamSynchronize after a copy");
+    if (kind != CopyKind::device_to_device)
+        check(cudaStreamSynchronize(as_stream(stream)), "cudaStreamSynchronize after a copy");
 }
 
 std::size_t pool_peak_bytes(int device) {

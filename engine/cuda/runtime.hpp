@@ -46,7 +46,9 @@ void* allocate(std::size_t bytes, int device, void* stream, const char* what);
 void release(void* p, int device, void* stream) noexcept;
 
 enum class CopyKind { host_to_device, device_to_host, device_to_device };
-// Copies and waits for the copy (the host may read dst or reuse src at once).
+// Copies; to or from the host it waits for the copy (the host may read dst or reuse src at once), device to
+// device it is only queued on `stream` (dst's later users on that stream come after it; a copy from an object
+// of another stream waits for it, Array::copy_from).
 void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, void* stream);
 void synchronize(void* stream);
 // Sets count elements of p (of elem_bytes each, 1, 2, 4 or 8) to the bit pattern of *value.

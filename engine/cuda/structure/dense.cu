@@ -83,7 +83,8 @@ __global__ void column_inner_kernel(std::uint64_t n, std::uint64_t k, std::uint6
 // A warp per column: lane l folds chunks l, l + 32, ... in order, then the lanes' results are folded by a
 // shuffle tree, lower lanes first (a single thread walking hundreds of chunks took 50-70 us).
 template <class T>
-__global__ void column_fold_kernel(std::uint64_t k, std::uint64_t chunks, const T* partial, T* out, RuntimeSemiring sr) {
+__global__ void column_fold_kernel(std::uint64_t k, std::uint64_t chunks, const T* partial, T* out,
+                                   std::uint8_t* marked, RuntimeSemiring sr) {
     const unsigned lane = threadIdx.x % 32;
     const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) / 32;
     for (std::uint64_t j = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; j < k; j += warps) {
@@ -102,7 +103,10 @@ __global__ void column_fold_kernel(std::uint64_t k, std::uint64_t chunks, const 
                 has = true;
             }
         }
-        if (lane == 0) out[j] = acc;
+        if (lane == 0) {
+            out[j] = acc;
+            marked[j] = 1;  // every column has rows: the result is full
+        }
     }
 }
 
@@ -152,14 +156,16 @@ Vector<T> dense_column_inner(const DenseMatrix<T>& a, const DenseMatrix<T>* b, S
     const std::uint64_t panels = (k + col_x - 1) / col_x;
     auto s = stream_of(ctx);
     Array<T> partial(used * k, ctx), out(k, ctx);
+    Array<std::uint8_t> marked(k, ctx);
     // Grid x is limited to 2^31 - 1 panels, y to 65535 chunks (used <= max_chunks).
     column_inner_kernel<T><<<dim3(unsigned(panels), unsigned(used)), dim3(col_x, col_y), 0, s>>>(
         n, k, rows_per_chunk, a.storage().data(), b ? b->storage().data() : nullptr, partial.data(), RuntimeSemiring{sr});
     check_launch("dense column reduction");
     column_fold_kernel<T><<<unsigned(std::min<std::uint64_t>((k * 32 + 255) / 256, 1u << 16)), 256, 0, s>>>(
-        k, used, partial.data(), out.data(), RuntimeSemiring{sr});
+        k, used, partial.data(), out.data(), marked.data(), RuntimeSemiring{sr});
     check_launch("dense column reduction (chunks)");
-    return Vector<T>::import_dense(k, std::move(out));
+    // Full, its count known here: nothing is read back (import_dense would check it on the host, a wait).
+    return Vector<T>::adopt(k, k, true, Array<Index>(0, ctx), std::move(out), std::move(marked));
 }
 
 #define HYBLA_X(T)                                                          \
