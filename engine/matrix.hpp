@@ -70,7 +70,7 @@ public:
     }
     // A moved-from matrix is left empty and 0 x 0, still valid; a move allocates nothing on the device.
     Matrix(Matrix&& o) : Matrix(Unfilled{}, 0, 0, o.ctx_) {
-        // (A CPU matrix always has its offsets, allocated before anything moves; a GPU one's wait, below.)
+        // A CPU matrix always has its offsets (allocated before anything moves); a GPU one writes them when read.
         Array<Offset> none = o.ctx_.is_cuda() ? Array<Offset>() : Array<Offset>(1, Offset(0), o.ctx_);
         swap(o);
         o.offsets_ = std::move(none);
