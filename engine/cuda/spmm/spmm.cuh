@@ -33,6 +33,16 @@ struct Out {
     __device__ __forceinline__ void put(std::uint64_t at, T v) const {
         c[at] = accumulate ? apply_binary<T>(accum, c[at], v) : v;
     }
+    // V values at once: one 16-byte store when V > 1 and not accumulating (`at` a multiple of V).
+    template <unsigned V>
+    __device__ __forceinline__ void put(std::uint64_t at, const Vec<T, V>& v) const {
+        if (!accumulate) {
+            *reinterpret_cast<Vec<T, V>*>(c + at) = v;
+            return;
+        }
+#pragma unroll
+        for (unsigned i = 0; i < V; ++i) c[at + i] = apply_binary<T>(accum, c[at + i], v.v[i]);
+    }
 };
 
 template <class T>
@@ -85,7 +95,7 @@ __global__ void __launch_bounds__(block_size, MB) spmm_kernel(Args<T> x, Sr sr) 
     const std::uint64_t worker = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / L;
     if (worker >= x.workers) return;  // the whole group: `worker` is the same on its lanes
     const std::uint64_t begin = worker * x.share, end = begin + x.share < x.nnz ? begin + x.share : x.nnz;
-    const unsigned w = unsigned(x.w);  // below 2^31 (the driver checks)
+    const unsigned w = unsigned(x.w), row_bytes = w * unsigned(sizeof(T));  // below 2^32 (the driver checks)
     const unsigned n = unsigned(end - begin);
     const std::uint64_t row0 = x.first_row[worker];
     T* head = x.partial + 2 * worker * w;
@@ -105,6 +115,9 @@ __global__ void __launch_bounds__(block_size, MB) spmm_kernel(Args<T> x, Sr sr) 
         bool col_in[NV];
 #pragma unroll
         for (unsigned t = 0; t < NV; ++t) col_in[t] = x0 + (s + t * L) * V < w;
+        // The lane's first vector of B's row 0 in this panel; row k is k x w x sizeof T bytes on (below 2^32: the
+        // driver checks), one wide multiply-add an entry.
+        const char* b_lane = reinterpret_cast<const char*>(x.b + x0 + s * V);
         Vec<T, V> acc[NV];
 #pragma unroll
         for (unsigned t = 0; t < NV; ++t)
@@ -116,17 +129,15 @@ __global__ void __launch_bounds__(block_size, MB) spmm_kernel(Args<T> x, Sr sr) 
         unsigned next = unsigned(next_abs - begin < n ? next_abs - begin : n);
         bool in_head = x.off[row0] < begin;  // the row began in an earlier share
         bool has = false;
-        // The row's values of this panel: to C, or to a partial row.
+        // The row's values of this panel: to C, or to a partial row, a vector a store (w is a multiple of V, so
+        // a vector that starts inside the width ends inside it, and starts aligned).
         auto flush = [&](T* dst) {
 #pragma unroll
             for (unsigned t = 0; t < NV; ++t) {
+                if (!col_in[t]) continue;
                 const unsigned c = x0 + (s + t * L) * V;
-#pragma unroll
-                for (unsigned v = 0; v < V; ++v)
-                    if (col_in[t] && c + v < w) {
-                        if (dst) dst[c + v] = acc[t].v[v];
-                        else x.out.put(row * w + c + v, acc[t].v[v]);
-                    }
+                if (dst) *reinterpret_cast<Vec<T, V>*>(dst + c) = acc[t];
+                else x.out.put(row * w + c, acc[t]);
             }
         };
         ColIndex kn[E];
@@ -149,10 +160,10 @@ __global__ void __launch_bounds__(block_size, MB) spmm_kernel(Args<T> x, Sr sr) 
                 const ColIndex k = warp_ops::shfl_idx(kq[u / L], int(u % L), mask, int(L));
                 av[u] = warp_ops::shfl_idx(aq[u / L], int(u % L), mask, int(L));
                 if (i + u < n) {
-                    const Vec<T, V>* br = reinterpret_cast<const Vec<T, V>*>(x.b + std::uint64_t(k) * w + x0);
+                    const auto* br = reinterpret_cast<const Vec<T, V>*>(b_lane + warp_ops::mul_wide(k, row_bytes));
 #pragma unroll
                     for (unsigned t = 0; t < NV; ++t)
-                        if (col_in[t]) bv[u][t] = br[s + t * L];
+                        if (col_in[t]) bv[u][t] = br[t * L];
                 }
             }
             // Then their folds, in order, a run of the same row at a time: one copy of the row switch's code
