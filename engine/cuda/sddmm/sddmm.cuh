@@ -114,6 +114,10 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
     // The warp finds the row of its first entry; each group walks on from there, or with four groups or more the
     // warp follows the rows of each step through a RowWindow (`row`, next_row_start: of the step's last entry).
     constexpr bool windowed = E >= 4;
+    // plus_times on groups of several lanes writes the step's columns after the fold, its lanes sharing the
+    // stores (one instruction a warp for K = 32 floats, not four); others as each entry is read (j[] would
+    // live through their longer fold and spill).
+    constexpr bool late_cols = L > 1 && std::is_same_v<Sr, PlusTimes>;
     std::uint64_t row = warp_ops::group_row_of<warp_size>(x.off, 0, x.nrows, begin, lane, 0xffffffffu);
     std::uint64_t next_row_start = x.off[row + 1];  // off[row + 1]
     bool loaded = false;                             // a_reg holds A's row `row` (windowed: row `held_row`)
@@ -162,7 +166,8 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
                 next_row_start = x.off[row + 1];
                 loaded = false;
             }
-            if (s == 0) x.out_cols[q] = j[u];
+            if constexpr (!late_cols)
+                if (s == 0) x.out_cols[q] = j[u];
             if constexpr (NV > 0) {
                 if (!loaded) {
                     const Vec<T, V>* ar = reinterpret_cast<const Vec<T, V>*>(x.a + r * k);
@@ -230,10 +235,18 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
             for (unsigned d = 1; d < spread; d *= 2)
 #pragma unroll
                 for (unsigned i = 0; i < held; ++i) acc[i] += __shfl_xor_sync(0xffffffffu, acc[i], d, L);
-            if (s % spread == 0)
+            // The spread lanes that hold the same values write them, lane c of them values c, c + spread, ...:
+            // one store instruction for a warp's entries where a lane held them all (K = 32 floats: 16 values).
+            const unsigned c = s % spread;
 #pragma unroll
-                for (unsigned i = 0; i < held; ++i)
-                    if (p + (first + i) * E < end) x.out[p + (first + i) * E] = acc[i];
+            for (unsigned r = 0; r < held; r += spread) {
+                T v = acc[r];
+#pragma unroll
+                for (unsigned i = r + 1; i < held && i < r + spread; ++i)
+                    if (c == i - r) v = acc[i];
+                const std::uint64_t q = p + (first + r + c) * E;
+                if (r + c < held && q < end) x.out[q] = v;
+            }
         } else {
 #pragma unroll
             for (unsigned d = 1; d < L; d *= 2) {
@@ -251,6 +264,18 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
 #pragma unroll
             for (unsigned u = 0; u < U; ++u)
                 if (p + u * E < end && s == 0) x.out[p + u * E] = acc[u];
+        }
+        // The step's columns into C, lane s of each group those of entries s, s + L, ... (as the values).
+        if constexpr (late_cols) {
+#pragma unroll
+            for (unsigned r = 0; r < U; r += L) {
+                ColIndex v = j[r];
+#pragma unroll
+                for (unsigned u = r + 1; u < U && u < r + L; ++u)
+                    if (s == u - r) v = j[u];
+                const std::uint64_t q = p + (r + s) * E;
+                if (r + s < U && q < end) x.out_cols[q] = v;
+            }
         }
     }
 }
