@@ -198,10 +198,11 @@ void run(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, SemiringCode s
     // The context's device for the launches and the occupancy query (an allocation, which would set it, is
     // skipped when it is empty: C += E·D with a single worker allocates nothing).
     checked(int(cudaSetDevice(ctx.device())), "cudaSetDevice");
-    if (b.ncols() * sizeof(T) >= (std::uint64_t(1) << 32))  // the kernel counts a row's bytes in 32 bits
+    // The kernel counts columns (its panels' starts included) in 32 bits, and a row's bytes.
+    if (b.ncols() >= (std::uint64_t(1) << 31) || b.ncols() * sizeof(T) >= (std::uint64_t(1) << 32))
         throw InvalidValue("mxm (SpMM) on the GPU: the dense operand has " + std::to_string(b.ncols()) +
                            " columns of " + std::to_string(sizeof(T)) +
-                           " bytes; rows of at most 2^32 - 1 bytes are supported");
+                           " bytes; at most 2^31 - 1 columns and 2^32 - 1 bytes a row are supported");
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
         if (sr.add == MonoidOp::plus && sr.multiply == BinaryOp::times) {
             constexpr unsigned V = 16 / sizeof(T);

@@ -95,7 +95,8 @@ __global__ void __launch_bounds__(block_size, MB) spmm_kernel(Args<T> x, Sr sr) 
     const std::uint64_t worker = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / L;
     if (worker >= x.workers) return;  // the whole group: `worker` is the same on its lanes
     const std::uint64_t begin = worker * x.share, end = begin + x.share < x.nnz ? begin + x.share : x.nnz;
-    const unsigned w = unsigned(x.w), row_bytes = w * unsigned(sizeof(T));  // below 2^32 (the driver checks)
+    // w below 2^31 and w x sizeof T below 2^32 (the driver checks): x0 + panel does not wrap.
+    const unsigned w = unsigned(x.w), row_bytes = w * unsigned(sizeof(T));
     const unsigned n = unsigned(end - begin);
     const std::uint64_t row0 = x.first_row[worker];
     T* head = x.partial + 2 * worker * w;
