@@ -52,7 +52,7 @@
 // the calls; the library reads it at each call; both results are checked against the default run's), and the
 // check made. At the end: the geometric mean of the A·A ratios over the graphs where cuSPARSE ran.
 // hybla ms is the hash SpGEMM (HYBLA_SPGEMM=hash, engine/cuda/spgemm/spgemm.cu); esc ms the expand-sort-compress
-// SpGEMM (HYBLA_SPGEMM=esc, the library's default for small products of a few heavy rows), timed the same way with its result
+// SpGEMM (HYBLA_SPGEMM=esc), timed the same way with its result
 // checked against hash's. Masked L·Uᵀ takes the dot path (engine/cuda/spgemm/dot.cu) under both.
 // Values are taken as magnitudes (absolute_values below).
 #include <cuda_runtime.h>

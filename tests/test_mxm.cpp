@@ -1472,6 +1472,28 @@ TEST_CASE("SpGEMM hash: rectangular shapes with sizes 0 and 1 and odd sizes", "[
     }
 }
 
+// B(k,:) holds the columns k*c .. k*c + c - 1 (some dropped): no two products of a row share a column, so C
+// has as many entries as products. Then B with one entry a row at a label of k (a contraction's Sᵀ), where the
+// products of a row meet.
+TEST_CASE("SpGEMM hash: products of distinct columns, and B of one entry a row", "[mxm][spgemm][hash]") {
+    ref::Gen g(207);
+    for (auto [m, k, c] : {std::tuple<Index, Index, Index>{1, 1, 1}, {37, 19, 3}, {300, 1200, 5}, {2, 6000, 1}}) {
+        if (!ref::in_shard()) continue;
+        const auto a0 = fill<double>(random_rows(g, m, k, 6, 0.1, std::min<Index>(k, 2000)), gen_values<double>(g));
+        Pattern pb(k, k * c);
+        for (Index r = 0; r < k; ++r)
+            for (Index t = 0; t < c; ++t)
+                if (c == 1 || g.uniform(0, 3) != 0) pb.rows[r].push_back(r * c + t);
+        const auto b0 = fill<double>(pb, gen_values<double>(g));
+        INFO(m << "x" << k << " by blocks of " << c);
+        check_hash<plus_times, double>("distinct columns", a0, b0, {}, {plain_run(false), plain_run(true)});
+        Pattern ps(k, k / 7 + 1);
+        for (Index r = 0; r < k; ++r) ps.rows[r].push_back(g.uniform(0, k / 7));
+        check_hash<plus_times, double>("one entry a row", a0, fill<double>(ps, gen_values<double>(g)), {},
+                                       {plain_run(false)});
+    }
+}
+
 TEST_CASE("SpGEMM hash: rows with products at and around each group boundary", "[mxm][spgemm][hash]") {
     ref::Gen g(203);
     const Index n = 10007;

@@ -1,6 +1,5 @@
 // The two SpGEMMs behind cuda::spgemm<T> (engine/cuda/backend.hpp), private to this folder: expand-sort-compress
-// (esc.cu) and the hash SpGEMM (spgemm.cu). HYBLA_SPGEMM=hash|esc picks one (read at every call); by default
-// esc_preferred below decides, once the hash SpGEMM has counted the product's intermediate products.
+// (esc.cu) and the hash SpGEMM (spgemm.cu), the default; HYBLA_SPGEMM=esc picks ESC.
 #pragma once
 #include <cstdint>
 #include <cstdlib>
@@ -33,25 +32,12 @@ Matrix<U> hash_spgemm_rows(const Matrix<T>& a, const Matrix<T>& b, std::uint64_t
 template <class T>
 Matrix<T> stack_rows(std::vector<Matrix<T>>& parts, Index ncols, const Context& ctx);
 
-enum class SpgemmChoice { automatic, hash, esc };
-
-// What HYBLA_SPGEMM asks for.
-inline SpgemmChoice spgemm_choice() {
+// Whether HYBLA_SPGEMM=esc asks for expand-sort-compress (read at every call). The hash SpGEMM is the default:
+// it was as fast or faster on every product of the bench, contractions by a few heavy clusters included, since
+// hub rows are cut into chunks (README.md, "Measurements").
+inline bool esc_chosen() {
     const char* e = std::getenv("HYBLA_SPGEMM");
-    if (e && std::strcmp(e, "hash") == 0) return SpgemmChoice::hash;
-    if (e && std::strcmp(e, "esc") == 0) return SpgemmChoice::esc;
-    return SpgemmChoice::automatic;
-}
-
-// By default a product goes to ESC when it is small (fewer than esc_below intermediate products) and its rows
-// are heavy on average (more than esc_row_products products a row, as in S·X by a few clusters): ESC spreads the
-// products evenly where the hash SpGEMM would leave most of the GPU waiting on a few rows. Every other product
-// takes the hash SpGEMM (README.md, "Measurements"); a giant cluster's row does too, its hub jobs cut into chunks
-// of about equal products.
-inline constexpr Offset esc_below = Offset(1) << 22;
-inline constexpr Offset esc_row_products = 200;
-inline bool esc_preferred(Offset products, Index rows) {
-    return products < esc_below && products > esc_row_products * Offset(rows);
+    return e && std::strcmp(e, "esc") == 0;
 }
 
 }  // namespace hybla::cuda

@@ -1100,12 +1100,11 @@ std::uint64_t batch_products(std::uint64_t all, FreeMemory& free) {
 
 // C = A ⊕.⊗ B in batches of rows whose products fit the memory (one batch when all do, at most budget_cap
 // products a batch when it is not 0); the batches' results are joined at the end, each passed first through
-// the epilogue when there is one. With `automatic`, a product that esc_preferred (select.hpp) finds small with
-// heavy rows goes to ESC. The grouping of all rows for the symbolic phase also counts the products, so that one
-// wait for the GPU decides between ESC, one batch and several.
+// the epilogue when there is one. The grouping of all rows for the symbolic phase also counts the products, so
+// that one wait for the GPU decides between one batch and several.
 template <class T, class Sr, class U = T>
-Matrix<U> multiply(const Matrix<T>& a, const Matrix<T>& b, const Sr& sr, const MaskPattern* mask, SemiringCode code,
-                   bool automatic, const RowEpilogue<T, U>* epilogue = nullptr, std::uint64_t budget_cap = 0) {
+Matrix<U> multiply(const Matrix<T>& a, const Matrix<T>& b, const Sr& sr, const MaskPattern* mask,
+                   const RowEpilogue<T, U>* epilogue = nullptr, std::uint64_t budget_cap = 0) {
     const Context& ctx = a.context();
     const Index m = a.nrows(), n = b.ncols();
     if (m >= empty_key || n >= empty_key)
@@ -1129,24 +1128,13 @@ Matrix<U> multiply(const Matrix<T>& a, const Matrix<T>& b, const Sr& sr, const M
         return Matrix<T>::adopt_csr(rows, n, r.nnz, std::move(r.off), std::move(r.cols), std::move(r.vals));
     };
     Array<Offset> products(m + 1, ctx);
-    Offset all;
     std::uint64_t budget = 0;
-    bool esc = false;
     {
         HashProduct<T, Sr> whole(ca, cb, sr, mask, products.data(), false, free, ctx);
-        all = whole.group();
+        const Offset all = whole.group();
         budget = batch_products<T>(all, free);
         if (budget_cap) budget = std::min(budget, budget_cap);
-        esc = automatic && esc_preferred(all, m);
-        if (esc)
-            trace("cuda spgemm: %llu products, %llu rows: expand-sort-compress", (unsigned long long)all,
-                  (unsigned long long)m);
-        else if (all <= budget)
-            return store(0, [&] { return as_matrix(m, whole.finish()); });
-    }
-    if (esc) {  // the grouping's arrays are freed first
-        products = Array<Offset>(0, ctx);
-        return store(0, [&] { return esc_spgemm(a, b, code, mask); });
+        if (all <= budget) return store(0, [&] { return as_matrix(m, whole.finish()); });
     }
     // Each row's first product: where the batches cut.
     std::vector<Offset> prefix(m + 1);
@@ -1181,24 +1169,23 @@ Matrix<U> multiply(const Matrix<T>& a, const Matrix<T>& b, const Sr& sr, const M
 }  // namespace
 }  // namespace hash
 
-// The hash SpGEMM; with `automatic`, a small product of heavy rows goes to ESC instead (esc_preferred).
 template <class T>
-Matrix<T> hash_spgemm(const Matrix<T>& a, const Matrix<T>& b, SemiringCode sr, const MaskPattern* mask, bool automatic) {
+Matrix<T> hash_spgemm(const Matrix<T>& a, const Matrix<T>& b, SemiringCode sr, const MaskPattern* mask) {
     if constexpr (std::is_floating_point_v<T>) {
         if (sr.add == MonoidOp::plus && sr.multiply == BinaryOp::times)
-            return hash::multiply(a, b, PlusTimes{}, mask, sr, automatic);
+            return hash::multiply(a, b, PlusTimes{}, mask);
     }
-    return hash::multiply(a, b, RuntimeSemiring{sr}, mask, sr, automatic);
+    return hash::multiply(a, b, RuntimeSemiring{sr}, mask);
 }
 
 template <class T, class U>
 Matrix<U> hash_spgemm_rows(const Matrix<T>& a, const Matrix<T>& b, std::uint64_t budget,
                            const RowEpilogue<T, U>& epilogue) {
-    const SemiringCode code{MonoidOp::plus, BinaryOp::times};
     if constexpr (std::is_floating_point_v<T>)
-        return hash::multiply(a, b, PlusTimes{}, nullptr, code, false, &epilogue, budget);
+        return hash::multiply(a, b, PlusTimes{}, nullptr, &epilogue, budget);
     else
-        return hash::multiply(a, b, RuntimeSemiring{code}, nullptr, code, false, &epilogue, budget);
+        return hash::multiply(a, b, RuntimeSemiring{SemiringCode{MonoidOp::plus, BinaryOp::times}}, nullptr,
+                              &epilogue, budget);
 }
 
 template <class T>
@@ -1236,11 +1223,8 @@ Matrix<T> stack_rows(std::vector<Matrix<T>>& parts, Index ncols, const Context& 
 
 template <class T>
 Matrix<T> spgemm(const Matrix<T>& a, const Matrix<T>& b, SemiringCode sr, const MaskPattern* mask) {
-    switch (spgemm_choice()) {
-        case SpgemmChoice::esc: return esc_spgemm(a, b, sr, mask);
-        case SpgemmChoice::hash: return hash_spgemm(a, b, sr, mask, false);
-        default: return hash_spgemm(a, b, sr, mask, true);
-    }
+    if (esc_chosen()) return esc_spgemm(a, b, sr, mask);
+    return hash_spgemm(a, b, sr, mask);
 }
 
 #define HYBLA_SPGEMM_INSTANTIATE(T)                                                                          \
