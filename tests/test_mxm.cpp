@@ -903,7 +903,8 @@ TEST_CASE("triangle counts of real graphs match their truth files", "[mxm][trian
 // global-memory table above; the ranged-indirect gather; unmasked hub rows by tiles of columns. Every case runs
 // under each setting of the kernel's knobs (HYBLA_SPGEMM_MIN_GROUP, HYBLA_SPGEMM_RANGED, HYBLA_SPGEMM_HUB with
 // HYBLA_SPGEMM_TILE and HYBLA_SPGEMM_CHUNK), which change nothing in results (floating sums: within rounding),
-// on whichever backend the binary uses (the CPU backend ignores them), against a sparse reference.
+// and once on expand-sort-compress (HYBLA_SPGEMM=esc), on whichever backend the binary uses (the CPU backend
+// ignores them), against a sparse reference.
 
 namespace {
 
@@ -961,7 +962,7 @@ void for_each_knob_setting(F&& f) {
     };
     const auto before = current();
     for (const SpgemmKnobs& k : spgemm_knob_settings()) {
-        // The hash SpGEMM (HYBLA_SPGEMM=hash; the other tests run the default); HUB=1000 also cuts the rows into
+        // The hash SpGEMM (HYBLA_SPGEMM=hash, the default); HUB=1000 also cuts the rows into
         // batches of at most 5000 products; with RANGED=0 masked A·Bᵀ takes the dot products (DOT=1), otherwise
         // the cost rule chooses.
         const bool dot = k.ranged && std::string(k.ranged) == "0";
@@ -969,6 +970,12 @@ void for_each_knob_setting(F&& f) {
             bt(names[3], k.hub ? "5000" : nullptr), h(names[4], "hash"), t(names[5], k.hub ? "100" : nullptr),
             dt(names[6], dot ? "1" : nullptr), ch(names[7], chunked(k) ? "37" : nullptr);
         INFO(describe(k));
+        f();
+    }
+    {
+        // Expand-sort-compress (HYBLA_SPGEMM=esc, never the default), masked A·Bᵀ included (DOT=0).
+        EnvGuard h(names[4], "esc"), dt(names[6], "0");
+        INFO("HYBLA_SPGEMM=esc HYBLA_SPGEMM_DOT=0");
         f();
     }
     REQUIRE(current() == before);
