@@ -358,6 +358,7 @@ __global__ void place_sorted_kernel(std::uint64_t nrows, const std::uint32_t* ro
 
 // ------------------------------------------------------------------ host side
 
+using spgemm_detail::Carve;
 using spgemm_detail::exclusive_sum;
 using spgemm_detail::Scratch;
 
@@ -462,15 +463,18 @@ void launch_tiles(const RowArgs& x, const TileArgs& t, const Sr& sr, int device,
     check_launch(Values ? "SpGEMM: numeric tile kernel" : "SpGEMM: symbolic tile kernel");
 }
 
-// Products per row (HYBLA_SPGEMM_HUB, default the largest shared-memory group's limit) above which an unmasked
-// row is a hub, multiplied by tiles of columns.
+// Products per row (HYBLA_SPGEMM_HUB, default half a tile's columns) above which an unmasked row is a hub,
+// multiplied by tiles of columns. A block per row takes 2048-4096 products in 8-16 steps of 8 barriers each,
+// alone on its multiprocessor, and its launch lasts as long as its heaviest row; the tiles' jobs (chunks of the
+// row where the hubs are few) spread such rows over the device. At 1024 a hub's job is mostly its tile's fixed
+// cost (R-MAT 16's contraction four times slower).
 Offset tile_products() {
     if (const char* e = std::getenv("HYBLA_SPGEMM_HUB"); e && *e) {
         char* end = nullptr;
         const unsigned long long v = std::strtoull(e, &end, 10);
         if (end != e && *end == '\0' && v > 0) return v;
     }
-    return group_shapes[shared_groups - 1].limit;
+    return max_tile / 2;
 }
 
 // Columns of a tile of the hub rows: HYBLA_SPGEMM_TILE (tests), at most max_tile.
@@ -479,24 +483,15 @@ unsigned tile_width() {
     return std::clamp(w, 1u, max_tile);
 }
 
-// Rows listed by group, and where each group starts.
+// Rows listed by group, and where each group starts. The device arrays are the caller's (reserve; stats set
+// and zeroed by the caller before launch_grouping).
 struct Grouping {
-    Grouping() = default;
-    Grouping(const Grouping&) = delete;  // (the pointers point into storage)
-    Grouping& operator=(const Grouping&) = delete;
-    Grouping(Grouping&&) = default;
-    Grouping& operator=(Grouping&&) = default;
-    Grouping(Index rows_, const Context& ctx)
-        : storage(words(sizeof(GroupStats)) + rows_ + words(4 * rows_) + words(rows_), ctx), m(rows_) {
-        std::uint64_t* w = storage.data();
-        stats = reinterpret_cast<GroupStats*>(w);
-        size = w + words(sizeof(GroupStats));
-        rows = reinterpret_cast<std::uint32_t*>(size + m);
-        keys = reinterpret_cast<std::uint8_t*>(size + m + words(4 * m));
+    void reserve(Index rows_, Carve& carve) {
+        m = rows_;
+        carve.take(size, m);
+        carve.take(rows, m);
+        carve.take(keys, m);
     }
-    // The device arrays below in one allocation (a product groups its rows twice; an allocation and its free
-    // cost about 2 us of host time).
-    Array<std::uint64_t> storage;
     Index m = 0;
     GroupStats* stats = nullptr;
     Offset* size = nullptr;
@@ -506,30 +501,24 @@ struct Grouping {
     unsigned long long global_max = 0;  // the largest size in the global group
     unsigned long long total = 0;  // products (symbolic) or entries (numeric) of all rows
     unsigned long long hub_products = 0, hub_max_products = 0;  // as in GroupStats
-
-private:
-    static std::uint64_t words(std::uint64_t bytes) { return (bytes + 7) / 8; }
 };
-static_assert(alignof(GroupStats) <= 8);
 
 // Blocks of the grouping kernels: at most a few per SM, as each block adds its counts to the same few words.
 unsigned grouping_blocks(std::uint64_t threads, const Context& ctx) {
     return std::min<unsigned>(grid_for(threads), 8 * multiprocessor_count(ctx.device()));
 }
 
-// Lists the rows group by group (rows), after group_rows.
+// Lists the rows group by group (rows), after launch_grouping.
 void place_rows(Grouping& grp, const Context& ctx) {
     const Index m = grp.m;
     place_kernel<<<grouping_blocks(m, ctx), block_size, 0, stream_of(ctx)>>>(m, grp.keys, grp.stats, grp.rows);
     check_launch("SpGEMM: place kernel");
 }
 
-// Groups the rows (group_kernel) and brings the counts to the host: one wait for the stream. With place, the rows
-// are also listed by group (place_rows) while the host waits; otherwise the caller may do it later, or never.
-Grouping group_rows(const GroupArgs& proto, bool count_products, bool place, const Context& ctx) {
+// Groups the rows (group_kernel) into out (reserved, its stats zeroed); with place, the rows are also listed by
+// group (place_rows), otherwise the caller may do it later, or never. read_groups brings the counts to the host.
+void launch_grouping(const GroupArgs& proto, bool count_products, bool place, Grouping& out, const Context& ctx) {
     const cudaStream_t stream = stream_of(ctx);
-    Grouping out(proto.m, ctx);
-    check(cudaMemsetAsync(out.stats, 0, sizeof(GroupStats), stream), "SpGEMM: memset");
     GroupArgs x = proto;
     x.size = out.size;
     x.key = out.keys;
@@ -539,6 +528,10 @@ Grouping group_rows(const GroupArgs& proto, bool count_products, bool place, con
     else group_kernel<false><<<blocks, block_size, 0, stream>>>(x);
     check_launch("SpGEMM: group kernel");
     if (place) place_rows(out, ctx);
+}
+
+// The counts of launch_grouping on the host: one wait for the stream.
+void read_groups(Grouping& out, const Context& ctx) {
     GroupStats host;
     cuda::copy(&host, out.stats, sizeof host, CopyKind::device_to_host, ctx.stream());
     unsigned long long at = 0;
@@ -551,30 +544,6 @@ Grouping group_rows(const GroupArgs& proto, bool count_products, bool place, con
     out.total = host.total;
     out.hub_products = host.hub_products;
     out.hub_max_products = host.hub_max_products;
-    return out;
-}
-
-// Chunks of the hub rows' entries of A, so that a few hubs still make jobs enough for the device: with fewer
-// (hub, tile) pairs than multiprocessors (some would have no job), the products a chunk should hold such that
-// all the chunks' jobs about fill the tile kernel's blocks (8 a multiprocessor; at least min_chunk_products; a hub
-// has at most max_chunks chunks and one per entry). 0: no hub is chunked. (With more pairs the chunks' partials
-// and fold cost more than they even out: musae_facebook's 378 pairs, symbolic tiles 55 -> 77 us.)
-// HYBLA_SPGEMM_CHUNK sets the products per chunk (tests; 0: none).
-inline constexpr unsigned max_chunks = 64;
-inline constexpr Offset min_chunk_products = 2048;
-Offset hub_chunk(const Grouping& g, std::uint64_t tiles, int device) {
-    if (g.counts[tiled_group] == 0) return 0;
-    if (std::getenv("HYBLA_SPGEMM_CHUNK")) return env_unsigned("HYBLA_SPGEMM_CHUNK", 0);
-    const std::uint64_t sms = multiprocessor_count(device), blocks = 8 * sms;
-    if (g.counts[tiled_group] * tiles >= sms) return 0;
-    const Offset chunk = std::max<Offset>(min_chunk_products, (g.hub_products * tiles + blocks - 1) / blocks);
-    return chunk < g.hub_max_products ? chunk : 0;
-}
-
-std::uint64_t pow2_at_least(std::uint64_t v) {
-    std::uint64_t s = 32;
-    while (s < v) s <<= 1;
-    return s;
 }
 
 // The device memory free at a call, asked for once and only when needed: asking costs about 10 us of host time
@@ -597,6 +566,36 @@ private:
     bool known_ = false;
     std::uint64_t bytes_ = 0;
 };
+
+// Chunks of the hub rows' entries of A, so that no hub holds up the tile launch: the products a chunk should
+// hold such that all the chunks' jobs about fill the tile kernel's blocks (8 a multiprocessor; at least
+// min_chunk_products; a hub has at most max_chunks chunks and one per entry). 0: no hub is chunked. With fewer
+// (hub, tile) pairs than multiprocessors (some would have no job) a hub of more products than a chunk is
+// chunked; with more, only a hub of more than imbalance chunks, and only while the jobs' partial tiles take
+// at most FreeMemory::small bytes (R-MAT 16's contraction by mcl's clusters with hubs of over 1536 products:
+// 246 pairs, one of them the giant cluster's, its numeric tiles 1.7 ms unchunked). Otherwise the chunks'
+// partials and fold cost more than they even out (musae_facebook's 378 pairs, symbolic tiles 55 -> 77 us).
+// HYBLA_SPGEMM_CHUNK sets the products per chunk (tests; 0: none).
+inline constexpr unsigned max_chunks = 64;
+inline constexpr Offset min_chunk_products = 2048;
+inline constexpr Offset imbalance = 8;
+Offset hub_chunk(const Grouping& g, std::uint64_t tiles, std::size_t value_bytes, int device) {
+    const std::uint64_t hubs = g.counts[tiled_group];
+    if (hubs == 0) return 0;
+    if (std::getenv("HYBLA_SPGEMM_CHUNK")) return env_unsigned("HYBLA_SPGEMM_CHUNK", 0);
+    const std::uint64_t sms = multiprocessor_count(device), blocks = 8 * sms;
+    const Offset chunk = std::max<Offset>(min_chunk_products, (g.hub_products * tiles + blocks - 1) / blocks);
+    if (hubs * tiles < sms) return chunk < g.hub_max_products ? chunk : 0;
+    const std::uint64_t jobs = tiles * (hubs + g.hub_products / chunk);  // as TileArgs::jobs bounds them
+    const bool small = jobs <= FreeMemory::small / (max_tile * (value_bytes + 1));
+    return small && g.hub_max_products > imbalance * chunk ? chunk : 0;
+}
+
+std::uint64_t pow2_at_least(std::uint64_t v) {
+    std::uint64_t s = 32;
+    while (s < v) s <<= 1;
+    return s;
+}
 
 // Global tables for the rows of the global group: blocks x slots, as many blocks (up to two per SM) as a
 // quarter of the free memory holds. Fails naming the bytes when not even one fits.
@@ -812,8 +811,16 @@ public:
     HashProduct(const Csr<T>& a, const Csr<T>& b, const Sr& sr, const MaskPattern* mask, Offset* products,
                 bool products_given, FreeMemory& free, const Context& ctx)
         : a_(a), b_(b), sr_(sr), ctx_(ctx), products_given_(products_given), clock_(stream_of(ctx)),
-          row_nnz_(a.rows + 1, ctx), c_off_(a.rows + 1, ctx), scratch_(ctx) {
+          c_off_(a.rows + 1, ctx), scratch_(ctx), rows_carve_(ctx) {
         const Index m = a.rows, n = b.cols;
+        // Each row's count and both groupings in one allocation.
+        rows_carve_.take(row_nnz_, m + 1);
+        rows_carve_.take(stats_, 2);
+        sym_.reserve(m, rows_carve_);
+        num_.reserve(m, rows_carve_);
+        rows_carve_.allocate();
+        sym_.stats = stats_;
+        num_.stats = stats_ + 1;
         const unsigned min_group = std::min(env_unsigned("HYBLA_SPGEMM_MIN_GROUP", 0), global_group);
         x_.a_off = a.off;
         x_.a_cols = a.idx;
@@ -837,14 +844,16 @@ public:
         gp_ = GroupArgs{m,         n,        lane_rows,     a.off, a.idx, b.off, products, nullptr,
                         x_.m_off, x_.complement, shared_groups_enabled<false, sizeof(NoValue)>(ctx.device()),
                         min_group, tiling ? tile_products() : 0};
-        gp_.row_nnz = row_nnz_.data();
+        gp_.row_nnz = row_nnz_;
     }
 
     // Groups the rows for the symbolic phase; returns the product's intermediate products (all rows'). The rows
     // are listed by group only in finish(): a product handed to ESC never needs it.
     Offset group() {
-        sym_ = group_rows(gp_, !products_given_, false, ctx_);
-        chunk_ = hub_chunk(sym_, tiles_, ctx_.device());
+        check(cudaMemsetAsync(stats_, 0, 2 * sizeof(GroupStats), stream_of(ctx_)), "SpGEMM: memset");
+        launch_grouping(gp_, !products_given_, false, sym_, ctx_);
+        read_groups(sym_, ctx_);
+        chunk_ = hub_chunk(sym_, tiles_, sizeof(T), ctx_.device());
         setup_ms_ += clock_.mark();
         return sym_.total;
     }
@@ -858,12 +867,12 @@ public:
         // Symbolic phase: each row's distinct columns, grouped by an upper bound of them.
         place_rows(sym_, ctx_);
         x.size = sym_.size;
-        x.row_nnz = row_nnz_.data();
-        Array<Offset> split_table(0, ctx_), job_nnz(0, ctx_);
-        Array<unsigned long long> job_counters(0, ctx_);  // the tile kernels' next job, one per phase
-        Array<std::uint64_t> job_start(0, ctx_);          // chunks: TileArgs::job_start
-        Array<Offset> chunk_bounds(0, ctx_);               // and TileArgs::chunk_bounds
-        Array<std::uint32_t> pair_bits(0, ctx_);
+        x.row_nnz = row_nnz_;
+        // The symbolic phase's temporaries (and the tiles' that the numeric phase reads) in one allocation.
+        Carve sym_carve(ctx_);
+        Offset* job_words = nullptr;  // each pair's count, a zero for the sum, the tile kernels' next jobs (2)
+        Offset *split = nullptr, *chunk_bounds = nullptr;
+        std::uint64_t* job_start = nullptr;
         TileArgs tx;
         tx.tiles = unsigned(tiles_);
         tx.width = width_;
@@ -880,75 +889,84 @@ public:
             tx.pairs = hubs * tiles_;
             tx.jobs = tx.pairs;
             tx.rows = sym_.rows + sym_.start[tiled_group];
-            split_table = Array<Offset>(b_.rows * (tiles_ + 1), ctx_);
-            job_nnz = Array<Offset>(tx.pairs + 1, ctx_);
-            check(cudaMemsetAsync(job_nnz.data() + tx.pairs, 0, sizeof(Offset), stream), "SpGEMM: memset");
-            job_counters = Array<unsigned long long>(2, ctx_);
-            check(cudaMemsetAsync(job_counters.data(), 0, 2 * sizeof(unsigned long long), stream), "SpGEMM: memset");
-            tx.split = split_table.data();
-            tx.job_nnz = job_nnz.data();
-            tx.next_job = job_counters.data();
+            sym_carve.take(split, b_.rows * (tiles_ + 1));
+            sym_carve.take(job_words, tx.pairs + 3);
             if (chunk_) {
                 // At most tiles x (hubs + products / chunk) jobs, as a hub has at most 1 + its products / chunk.
                 tx.jobs = std::min<std::uint64_t>(tiles_ * (hubs + sym_.hub_products / chunk_), tx.pairs * max_chunks);
                 tx.hubs = std::uint32_t(hubs);
-                job_start = Array<std::uint64_t>(hubs + 1, ctx_);
-                hub_jobs_kernel<block_size><<<1, block_size, 0, stream>>>(tx.hubs, tx.rows, a_.off, x_.products, chunk_,
-                                                                          max_chunks, tx.tiles, job_start.data());
-                check_launch("SpGEMM: hub jobs kernel");
-                chunk_bounds = Array<Offset>(hubs * (max_chunks + 1), ctx_);
-                tx.job_start = job_start.data();
-                chunk_bounds_kernel<1024, 4><<<unsigned(hubs), 1024, 0, stream>>>(x_, tx, chunk_bounds.data());
-                check_launch("SpGEMM: chunk bounds kernel");
-                tx.chunk_bounds = chunk_bounds.data();
-                pair_bits = Array<std::uint32_t>(tx.pairs * (max_tile / 32), ctx_);
-                check(cudaMemsetAsync(pair_bits.data(), 0, pair_bits.size() * sizeof(std::uint32_t), stream),
-                      "SpGEMM: memset");
-                tx.pair_bits = pair_bits.data();
+                sym_carve.take(job_start, hubs + 1);
+                sym_carve.take(chunk_bounds, hubs * (max_chunks + 1));
+                sym_carve.take(tx.pair_bits, tx.pairs * (max_tile / 32));
             }
         }
+        sym_carve.allocate();
+        Grouping& grp = num_;  // grouped again by each row's exact count; the total is nnz(C)
         {
+            // Global tables, freed before the numeric phase's.
             const GlobalTables gt = plan_global(sym_, 4 + 1, ctx_);
-            Array<std::uint32_t> t_keys(gt.blocks * gt.slots, ctx_), t_hits(gt.blocks * gt.slots / 32, ctx_);
-            Fork fork(stream, ctx_.device(), side_by_side && launches(sym_, global_group) > 1);
-            if (tx.jobs) {  // first: the longest launch, as a rule
-                const cudaStream_t s = fork.next();
-                split_kernel<<<grid_for(b_.rows * (tiles_ + 1)), block_size, 0, s>>>(b_.rows, b_.off, b_.idx, tx.tiles,
-                                                                                    width_, split_table.data());
-                check_launch("SpGEMM: split kernel");
-                launch_tiles<NoValue, NoValues, false>(x, tx, NoValues{}, ctx_.device(), s);
+            Carve tables(ctx_);
+            std::uint32_t *t_keys = nullptr, *t_hits = nullptr;
+            tables.take(t_keys, gt.blocks * gt.slots);
+            tables.take(t_hits, gt.blocks * gt.slots / 32);
+            tables.allocate();
+            if (tx.jobs) {
+                tx.split = split;
+                tx.job_nnz = job_words;
+                tx.next_job = reinterpret_cast<unsigned long long*>(job_words + tx.pairs + 1);
+                check(cudaMemsetAsync(job_words + tx.pairs, 0, 3 * sizeof(Offset), stream), "SpGEMM: memset");
                 if (chunk_) {
-                    pair_count_kernel<tile_block><<<pair_blocks(tx.pairs), tile_block, 0, s>>>(x, tx);
-                    check_launch("SpGEMM: pair count kernel");
+                    hub_jobs_kernel<block_size><<<1, block_size, 0, stream>>>(tx.hubs, tx.rows, a_.off, x_.products, chunk_,
+                                                                          max_chunks, tx.tiles, job_start);
+                    check_launch("SpGEMM: hub jobs kernel");
+                    tx.job_start = job_start;
+                    chunk_bounds_kernel<1024, 4><<<unsigned(tx.hubs), 1024, 0, stream>>>(x_, tx, chunk_bounds);
+                    check_launch("SpGEMM: chunk bounds kernel");
+                    tx.chunk_bounds = chunk_bounds;
+                    check(cudaMemsetAsync(tx.pair_bits, 0, tx.pairs * (max_tile / 32) * sizeof(std::uint32_t), stream),
+                          "SpGEMM: memset");
                 }
-                sym_ms[tiled_group] = clock_.mark();
             }
-            for (unsigned g = 0; g <= global_group; ++g) {
-                if (sym_.counts[g] == 0) continue;
-                RowArgs xg = x;
-                xg.rows = sym_.rows + sym_.start[g];
-                xg.nrows = sym_.counts[g];
-                std::uint64_t blocks;
-                if (g == global_group) {
-                    xg.t_keys = t_keys.data();
-                    xg.t_hits = t_hits.data();
-                    xg.t_slots = gt.slots;
-                    blocks = gt.blocks;
-                } else {
-                    blocks = group_blocks(g, xg.nrows);
+            {
+                Fork fork(stream, ctx_.device(), side_by_side && launches(sym_, global_group) > 1);
+                if (tx.jobs) {  // first: the longest launch, as a rule
+                    const cudaStream_t s = fork.next();
+                    split_kernel<<<grid_for(b_.rows * (tiles_ + 1)), block_size, 0, s>>>(b_.rows, b_.off, b_.idx,
+                                                                                        tx.tiles, width_, split);
+                    check_launch("SpGEMM: split kernel");
+                    launch_tiles<NoValue, NoValues, false>(x, tx, NoValues{}, ctx_.device(), s);
+                    if (chunk_) {
+                        pair_count_kernel<tile_block><<<pair_blocks(tx.pairs), tile_block, 0, s>>>(x, tx);
+                        check_launch("SpGEMM: pair count kernel");
+                    }
+                    sym_ms[tiled_group] = clock_.mark();
                 }
-                launch_group<NoValue, NoValues, false>(g, xg, NoValues{}, blocks, fork.next());
-                sym_ms[g] = clock_.mark();
+                for (unsigned g = 0; g <= global_group; ++g) {
+                    if (sym_.counts[g] == 0) continue;
+                    RowArgs xg = x;
+                    xg.rows = sym_.rows + sym_.start[g];
+                    xg.nrows = sym_.counts[g];
+                    std::uint64_t blocks;
+                    if (g == global_group) {
+                        xg.t_keys = t_keys;
+                        xg.t_hits = t_hits;
+                        xg.t_slots = gt.slots;
+                        blocks = gt.blocks;
+                    } else {
+                        blocks = group_blocks(g, xg.nrows);
+                    }
+                    launch_group<NoValue, NoValues, false>(g, xg, NoValues{}, blocks, fork.next());
+                    sym_ms[g] = clock_.mark();
+                }
+                fork.join();
             }
-            fork.join();
+            exclusive_sum(row_nnz_, c_off_.data(), m + 1, scratch_, ctx_);
+            GroupArgs gn = gp_;
+            gn.nnz = row_nnz_;
+            gn.shared_enabled = shared_groups_enabled<true, sizeof(T)>(ctx_.device());
+            launch_grouping(gn, false, true, grp, ctx_);
         }
-        exclusive_sum(row_nnz_.data(), c_off_.data(), m + 1, scratch_, ctx_);
-
-        // Grouped again by each row's exact count; the total is nnz(C).
-        GroupArgs gn = gp_;
-        gn.nnz = row_nnz_.data();
-        gn.shared_enabled = shared_groups_enabled<true, sizeof(T)>(ctx_.device());
-        Grouping grp = group_rows(gn, false, true, ctx_);
+        read_groups(grp, ctx_);
         const Offset nnz = grp.total;
         setup_ms_ += clock_.mark();
         trace("cuda spgemm: hash %llu x %llu, symbolic rows per group %llu %llu %llu %llu %llu %llu (global) %llu "
@@ -976,22 +994,28 @@ public:
         x.c_cols = c_cols.data();
         x.c_vals = c_vals.data();
         const GlobalTables gt = plan_global(grp, 4 + 1 + sizeof(T), ctx_);
-        Array<std::uint32_t> t_keys(gt.blocks * gt.slots, ctx_);
-        Array<T> t_vals(gt.blocks * gt.slots, ctx_);
-        Array<std::uint8_t> t_flags(gt.blocks * gt.slots, ctx_);
-        Array<Offset> job_off(tx.jobs ? tx.pairs + 1 : 0, ctx_);
-        Array<unsigned char> partial(0, ctx_);
-        Array<std::uint32_t> partial_bits(0, ctx_);
+        Carve num_carve(ctx_);
+        std::uint32_t* t_keys = nullptr;
+        T* t_vals = nullptr;
+        std::uint8_t* t_flags = nullptr;
+        num_carve.take(t_keys, gt.blocks * gt.slots);
+        num_carve.take(t_vals, gt.blocks * gt.slots);
+        num_carve.take(t_flags, gt.blocks * gt.slots);
+        Offset* job_off = nullptr;
+        T* partial = nullptr;
         if (tx.jobs) {
-            exclusive_sum(job_nnz.data(), job_off.data(), tx.pairs + 1, scratch_, ctx_);
-            tx.job_off = job_off.data();
-            tx.next_job = job_counters.data() + 1;
+            num_carve.take(job_off, tx.pairs + 1);
             if (chunk_) {  // (pair_bits, the symbolic bitmaps, place the folded entries)
-                partial = Array<unsigned char>(tx.jobs * max_tile * sizeof(T), ctx_);
-                partial_bits = Array<std::uint32_t>(tx.jobs * (max_tile / 32), ctx_);
-                tx.partial = partial.data();
-                tx.partial_bits = partial_bits.data();
+                num_carve.take(partial, tx.jobs * max_tile);
+                num_carve.take(tx.partial_bits, tx.jobs * (max_tile / 32));
             }
+        }
+        num_carve.allocate();
+        tx.partial = partial;
+        if (tx.jobs) {
+            exclusive_sum(tx.job_nnz, job_off, tx.pairs + 1, scratch_, ctx_);
+            tx.job_off = job_off;
+            ++tx.next_job;
         }
         {
             Fork fork(stream, ctx_.device(), side_by_side && launches(grp, group_count - 1) > 1);
@@ -1019,9 +1043,9 @@ public:
                 }
                 std::uint64_t blocks;
                 if (g == global_group) {
-                    xg.t_keys = t_keys.data();
-                    xg.t_vals = t_vals.data();
-                    xg.t_flags = t_flags.data();
+                    xg.t_keys = t_keys;
+                    xg.t_vals = t_vals;
+                    xg.t_flags = t_flags;
                     xg.t_slots = gt.slots;
                     blocks = gt.blocks;
                 } else {
@@ -1033,7 +1057,7 @@ public:
             fork.join();
         }
         // Rows in global tables were written unsorted.
-        sort_rows<T>(grp.rows + grp.start[global_group], grp.counts[global_group], row_nnz_.data(),
+        sort_rows<T>(grp.rows + grp.start[global_group], grp.counts[global_group], row_nnz_,
                      c_off_.data(), c_cols.data(), c_vals.data(), scratch_, ctx_);
         const double sort_ms = clock_.mark();
         trace("cuda spgemm: hash, numeric rows per group %llu %llu %llu %llu %llu %llu (global) %llu (one entry) "
@@ -1066,15 +1090,18 @@ private:
     Context ctx_;
     bool products_given_;
     PhaseClock clock_;
-    Array<Offset> row_nnz_, c_off_;
+    Array<Offset> c_off_;
     Scratch scratch_;
+    Carve rows_carve_;
+    Offset* row_nnz_ = nullptr;
+    GroupStats* stats_ = nullptr;  // the two groupings'
+    Grouping sym_, num_;
     double setup_ms_ = 0;
     RowArgs x_;
     GroupArgs gp_{};
     unsigned width_ = max_tile;
     std::uint64_t tiles_ = 1;
     Offset chunk_ = 0;  // hub_chunk
-    Grouping sym_;
 };
 
 // out[i] = in[i] + base for i < n.
