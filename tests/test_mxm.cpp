@@ -1501,6 +1501,29 @@ TEST_CASE("SpGEMM hash: products of distinct columns, and B of one entry a row",
     }
 }
 
+// Hubs over several tiles of columns (40000 columns: 10 tiles of 4096) and one hub of far more products than
+// the others: more (hub, tile) pairs than a GPU has multiprocessors, where the device's rule chunks only the
+// giant hub's entries of A (and, with HYBLA_SPGEMM_HUB=1000, batches and tiles of 100 columns instead).
+TEST_CASE("SpGEMM hash: one giant hub among many hubs over many tiles", "[mxm][spgemm][hash]") {
+    ref::Gen g(211);
+    const Index k = 4000, n = 40000;
+    const Pattern bp = with_degrees(g, n, std::vector<Index>(k, 10));
+    std::vector<Index> degrees(36, 3);
+    for (Index i = 0; i < 15; ++i) degrees[2 * i] = 250;  // hubs of about 2500 products
+    degrees[31] = k;                                       // every row of B: 40000 products
+    const Pattern ap = with_degrees(g, k, degrees);
+    REQUIRE(products_per_row(ap, bp)[31] == 10 * k);
+    if (ref::in_shard())
+        check_hash<plus_times, double>("plus_times double", fill<double>(ap, gen_values<double>(g)),
+                                       fill<double>(bp, gen_values<double>(g)), {}, {plain_run(false)});
+    if (ref::in_shard())
+        check_hash<plus_times, float>("plus_times float", fill<float>(ap, gen_values<float>(g)),
+                                      fill<float>(bp, gen_values<float>(g)), {}, {plain_run(false)});
+    if (ref::in_shard())
+        check_hash<min_plus, std::int64_t>("min_plus int64", fill<std::int64_t>(ap, ints(g, -4, 6)),
+                                           fill<std::int64_t>(bp, ints(g, -4, 6)), {}, {plain_run(false)});
+}
+
 TEST_CASE("SpGEMM hash: rows with products at and around each group boundary", "[mxm][spgemm][hash]") {
     ref::Gen g(203);
     const Index n = 10007;
