@@ -3,7 +3,9 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <cub/block/block_load.cuh>
 #include <cub/block/block_scan.cuh>
+#include <cub/block/block_store.cuh>
 #include <cub/device/device_scan.cuh>
 
 #include <algorithm>
@@ -69,26 +71,38 @@ private:
     std::vector<Part> parts_;
 };
 
-// The exclusive sum of at most small_sum_max counts by one block: each thread sums a run of consecutive counts,
-// the block scans the runs' sums, each thread writes its run (in may be out). One launch, where CUB's scan makes
-// two and asks the device for its occupancy: about 10 us less host time, which small products wait for.
-inline constexpr unsigned small_sum_block = 1024;
+// The exclusive sum of at most small_sum_max counts by one block: tiles of BLOCK x ITEMS counts loaded
+// coalesced (through shared memory into runs of ITEMS a thread), scanned, offset by the tiles before and
+// stored (in may be out). One launch, where CUB's scan makes two and asks the device for its occupancy: about
+// 10 us less host time, which small products wait for. (Each thread summing its own run of n / BLOCK counts
+// read them 37 apart across a warp: 72 us for git_web_ml's 37,701 counts under ncu.)
+inline constexpr unsigned small_sum_block = 1024, small_sum_items = 4;
 inline constexpr std::uint64_t small_sum_max = std::uint64_t(1) << 16;
-template <unsigned BLOCK>
+template <unsigned BLOCK, unsigned ITEMS>
 __global__ void __launch_bounds__(BLOCK) small_exclusive_sum_kernel(const Offset* in, Offset* out, std::uint64_t n) {
+    using Load = cub::BlockLoad<Offset, BLOCK, ITEMS, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
+    using Store = cub::BlockStore<Offset, BLOCK, ITEMS, cub::BLOCK_STORE_WARP_TRANSPOSE>;
     using Scan = cub::BlockScan<Offset, BLOCK>;
-    __shared__ typename Scan::TempStorage tmp;
-    const std::uint64_t per = (n + BLOCK - 1) / BLOCK;
-    const std::uint64_t b = std::min<std::uint64_t>(n, threadIdx.x * per), e = std::min<std::uint64_t>(n, b + per);
-    Offset sum = 0;
-#pragma unroll 8
-    for (std::uint64_t i = b; i < e; ++i) sum += in[i];
-    Offset before;
-    Scan(tmp).ExclusiveSum(sum, before);
-    for (std::uint64_t i = b; i < e; ++i) {
-        const Offset v = in[i];
-        out[i] = before;
-        before += v;
+    __shared__ union {
+        typename Load::TempStorage load;
+        typename Store::TempStorage store;
+        typename Scan::TempStorage scan;
+    } tmp;
+    constexpr std::uint64_t tile = std::uint64_t(BLOCK) * ITEMS;
+    Offset carry = 0;
+    for (std::uint64_t base = 0; base < n; base += tile) {
+        const int valid = int(n - base < tile ? n - base : tile);
+        Offset v[ITEMS];
+        Load(tmp.load).Load(in + base, v, valid, Offset(0));
+        __syncthreads();
+        Offset total;
+        Scan(tmp.scan).ExclusiveSum(v, v, total);
+        __syncthreads();
+#pragma unroll
+        for (unsigned i = 0; i < ITEMS; ++i) v[i] += carry;
+        Store(tmp.store).Store(out + base, v, valid);
+        __syncthreads();
+        carry += total;
     }
 }
 
@@ -96,7 +110,7 @@ inline void exclusive_sum(const Offset* in, Offset* out, std::uint64_t n, Scratc
     const cudaStream_t stream = static_cast<cudaStream_t>(ctx.stream());
     if (n == 0) return;
     if (n <= small_sum_max) {
-        small_exclusive_sum_kernel<small_sum_block><<<1, small_sum_block, 0, stream>>>(in, out, n);
+        small_exclusive_sum_kernel<small_sum_block, small_sum_items><<<1, small_sum_block, 0, stream>>>(in, out, n);
         checked(int(cudaGetLastError()), "SpGEMM: scan");
         return;
     }
