@@ -45,7 +45,8 @@ std::vector<L> renumber(std::span<const L> labels, LabelOrder order, Emit&& emit
     std::vector<L> out;
     if (labels.empty()) return out;
     using U = std::make_unsigned_t<L>;
-    // (Loops without branches on the data: on 82,000 labels of 20,000 clusters, 0.45 -> 0.2 ms.)
+    // (The range without branches on the data: with the numbering loop, 0.45 -> 0.2 ms on 82,000 labels of 20,000
+    // clusters.)
     L lo = labels[0], hi = labels[0];
     for (L l : labels) {
         lo = l < lo ? l : lo;
@@ -66,12 +67,13 @@ std::vector<L> renumber(std::span<const L> labels, LabelOrder order, Emit&& emit
                 }
             for (std::size_t v = 0; v < labels.size(); ++v) emit(v, slot(labels[v]));
         } else {
+            // (A label's slot is written only when it is new. Written every time, the next vertex of the same label
+            // waits for that store: the renumbering of mcl's clusters of the four bench graphs took 1.1-1.5x as
+            // long, on an x86-64 host.)
             Index k = 0;
             for (std::size_t v = 0; v < labels.size(); ++v) {
                 Index& c = slot(labels[v]);
-                const bool fresh = c == none;
-                c = fresh ? k : c;
-                k += fresh;
+                if (c == none) c = k++;
                 emit(v, c);
             }
             out.resize(k);
