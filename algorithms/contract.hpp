@@ -45,13 +45,24 @@ std::vector<L> renumber(std::span<const L> labels, LabelOrder order, Emit&& emit
     std::vector<L> out;
     if (labels.empty()) return out;
     using U = std::make_unsigned_t<L>;
-    // (The range without branches on the data: with the numbering loop, 0.45 -> 0.2 ms on 82,000 labels of 20,000
-    // clusters.)
-    L lo = labels[0], hi = labels[0];
-    for (L l : labels) {
-        lo = l < lo ? l : lo;
-        hi = l > hi ? l : hi;
+    // (The range without branches on the data, in two chains: with the numbering loop, 0.45 -> 0.2 ms on 82,000
+    // labels of 20,000 clusters; two chains instead of one, 0.7-0.9x the time of the renumbering of mcl's
+    // clusters of the four bench graphs on an x86-64 host.)
+    L lo = labels[0], hi = labels[0], lo1 = lo, hi1 = hi;
+    std::size_t i = 0;
+    for (; i + 2 <= labels.size(); i += 2) {
+        const L l0 = labels[i], l1 = labels[i + 1];
+        lo = l0 < lo ? l0 : lo;
+        hi = l0 > hi ? l0 : hi;
+        lo1 = l1 < lo1 ? l1 : lo1;
+        hi1 = l1 > hi1 ? l1 : hi1;
     }
+    if (i < labels.size()) {
+        lo = labels[i] < lo ? labels[i] : lo;
+        hi = labels[i] > hi ? labels[i] : hi;
+    }
+    lo = lo1 < lo ? lo1 : lo;
+    hi = hi1 > hi ? hi1 : hi;
     const U base = U(lo);
     const std::uint64_t span = std::uint64_t(U(U(hi) - base));
     if (span < 4 * std::uint64_t(labels.size()) + 1024) {

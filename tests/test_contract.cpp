@@ -168,6 +168,25 @@ TEST_CASE("labels are renumbered by table (a compact range) and by hash or sort 
     }
 }
 
+TEST_CASE("the labels' range is found with its least and greatest label at any position", "[contract]") {
+    // (The range is read in two chains, even and odd positions, and a last odd label alone.)
+    for (Index n : {Index(1), Index(2), Index(3), Index(6), Index(7)})
+        for (Index at_lo = 0; at_lo < n; ++at_lo)
+            for (Index at_hi = 0; at_hi < n; ++at_hi) {
+                if (n > 1 && at_lo == at_hi) continue;
+                std::vector<std::int64_t> labels(n, 50);
+                labels[at_lo] = -7;
+                if (n > 1) labels[at_hi] = 90;
+                INFO("n=" << n << " least at " << at_lo << ", greatest at " << at_hi);
+                for (LabelOrder order : {LabelOrder::first_appearance, LabelOrder::value}) {
+                    const auto got = algorithms::compact_labels(std::span<const std::int64_t>(labels), order);
+                    const auto map = expected_label_map(labels, order);
+                    REQUIRE(got.labels == map);
+                    for (std::size_t v = 0; v < labels.size(); ++v) REQUIRE(map[got.compact[v]] == labels[v]);
+                }
+            }
+}
+
 TEST_CASE("contraction refuses a non-square graph and a label vector of the wrong length", "[contract]") {
     const Matrix<double> rect(3, 4), sq(5, 5);
     CHECK_THROWS_AS(algorithms::contract(rect, std::vector<int>{1, 2, 3}), DimensionMismatch);
