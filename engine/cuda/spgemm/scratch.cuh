@@ -38,8 +38,7 @@ private:
 // Device temporaries of one step carved out of one allocation: an allocation and its free cost 2-3 us of host
 // time, and a small product, bound by its host time, needs a dozen temporaries. take() each, then allocate(),
 // after which the pointers taken (which must live until then) point into the allocation (16-byte aligned;
-// nullptr for none). Freed with the Carve,
-// in stream order.
+// nullptr for none). Freed with the Carve, in stream order.
 class Carve {
 public:
     explicit Carve(const Context& ctx) : storage_(0, ctx), ctx_(ctx) {}
@@ -49,7 +48,8 @@ public:
         if (n == 0) return;
         if (n > (std::uint64_t(1) << 60) / sizeof(U))
             throw OutOfMemory("SpGEMM: temporaries of " + std::to_string(n) + " items", std::size_t(-1));
-        parts_.push_back({bytes_, &p, [](void* target, unsigned char* at) { *static_cast<U**>(target) = reinterpret_cast<U*>(at); }});
+        parts_.push_back(
+            {bytes_, &p, [](void* target, unsigned char* at) { *static_cast<U**>(target) = reinterpret_cast<U*>(at); }});
         bytes_ += (n * sizeof(U) + 15) / 16 * 16;
     }
     void allocate() {
