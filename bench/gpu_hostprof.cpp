@@ -3,7 +3,7 @@
 // take precedence over libcudart's (they call the real ones, found with dlvsym). A small product is bound by
 // these calls when its wall time equals its host time (engine/cuda/spgemm/README.md).
 //
-//   gpu_hostprof GRAPH [CLUSTERS] [--runs N] [--stacks]
+//   gpu_hostprof GRAPH [CLUSTERS] [--runs N] [--stacks] [--timeline]
 //
 // Operations, on GRAPH's matrix A (float, on the GPU): A·A (plus_times); C<A> = X·Xᵀ with X dense n x 32
 // (SDDMM); A·X with X dense n x 32 and n x 128 (SpMM, into a C made before the call); personalized PageRank with
@@ -12,7 +12,10 @@
 // after one warm-up call), then each runtime function's calls and microseconds per call of the operation, split
 // into waits (synchronisations, blocking copies) and the rest. The wrappers' own cost (two clock reads a call)
 // is included. --stacks: also the call sites of one more call, as offsets into this program and its
-// libraries, for `addr2line -f -C -e gpu_hostprof` (build with symbols).
+// libraries, for `addr2line -f -C -e gpu_hostprof` (build with symbols). --timeline: also one more call's
+// runtime calls in order, each with its start and length on the host, and for a kernel launch when the GPU ran
+// it (events recorded before and after it in its stream; microseconds from the call's start).
+#include <cuda.h>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <execinfo.h>
@@ -34,7 +37,21 @@
 namespace {
 
 using clock_type = std::chrono::steady_clock;
-bool timing = false, stacks = false;
+bool timing = false, stacks = false, timeline = false;
+clock_type::time_point timeline_t0;
+
+// One runtime call of the timeline; a kernel's events bracket it in its stream.
+struct Step {
+    std::string name;
+    double start = 0, us = 0;
+    cudaEvent_t before = nullptr, after = nullptr;
+};
+std::vector<Step>& steps() {
+    static std::vector<Step> s;
+    return s;
+}
+template <class F>
+F real(const char* name);
 struct Stat {
     double us = 0;
     long calls = 0;
@@ -74,6 +91,10 @@ struct Timed {
     explicit Timed(const char* n) : name(n) {}
     ~Timed() {
         if (stacks) record_site(name);
+        if (timeline) {
+            using us = std::chrono::duration<double, std::micro>;
+            steps().push_back(Step{name, us(t0 - timeline_t0).count(), us(clock_type::now() - t0).count()});
+        }
         if (!timing) return;
         Stat& s = stats()[name];
         s.us += std::chrono::duration<double, std::micro>(clock_type::now() - t0).count();
@@ -82,7 +103,7 @@ struct Timed {
 };
 
 template <class F>
-F real(const char* name) {
+F real(const char* name) {  // (declared above)
     void* p = dlvsym(RTLD_NEXT, name, "libcudart.so.13");
     if (!p) p = dlsym(RTLD_NEXT, name);
     if (!p) {
@@ -100,9 +121,44 @@ F real(const char* name) {
         Timed timed(#name);                        \
         return f args;                             \
     }
-HYBLA_WRAP(cudaError_t, __cudaLaunchKernel, (cudaKernel_t k, dim3 g, dim3 b, void** a, size_t sm, cudaStream_t s),
-           (k, g, b, a, sm, s))
-HYBLA_WRAP(cudaError_t, cudaLaunchKernelExC, (const cudaLaunchConfig_t* c, const void* f2, void** a), (c, f2, a))
+namespace {
+// A launch on the timeline: events before and after it in its stream, the kernel's name.
+template <class Launch>
+cudaError_t timed_launch(const char* name, cudaStream_t s, Launch&& launch) {
+    if (!timeline) {
+        Timed timed(name);
+        return launch();
+    }
+    static const auto record = real<cudaError_t (*)(cudaEvent_t, cudaStream_t)>("cudaEventRecord");
+    cudaEvent_t before, after;
+    cudaEventCreate(&before);
+    cudaEventCreate(&after);
+    record(before, s);
+    cudaError_t e;
+    {
+        Timed timed(name);
+        e = launch();
+    }
+    record(after, s);
+    steps().back().before = before;
+    steps().back().after = after;
+    return e;
+}
+}  // namespace
+extern "C" cudaError_t __cudaLaunchKernel(cudaKernel_t k, dim3 g, dim3 b, void** a, size_t sm, cudaStream_t s) {
+    static const auto f = real<cudaError_t (*)(cudaKernel_t, dim3, dim3, void**, size_t, cudaStream_t)>(
+        "__cudaLaunchKernel");
+    const char* name = "kernel";
+    if (timeline) cuKernelGetName(&name, reinterpret_cast<CUkernel>(k));
+    return timed_launch(name, s, [&] { return f(k, g, b, a, sm, s); });
+}
+extern "C" cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* c, const void* f2, void** a) {
+    static const auto f = real<cudaError_t (*)(const cudaLaunchConfig_t*, const void*, void**)>(
+        "cudaLaunchKernelExC");
+    const char* name = "kernel";
+    if (timeline) cudaFuncGetName(&name, f2);
+    return timed_launch(name, c->stream, [&] { return f(c, f2, a); });
+}
 HYBLA_WRAP(cudaError_t, cudaMallocAsync, (void** p, size_t n, cudaStream_t s), (p, n, s))
 HYBLA_WRAP(cudaError_t, cudaFreeAsync, (void* p, cudaStream_t s), (p, s))
 HYBLA_WRAP(cudaError_t, cudaMemcpyAsync, (void* d, const void* src, size_t n, cudaMemcpyKind k, cudaStream_t s),
@@ -132,7 +188,7 @@ namespace {
 using namespace hybla;
 
 template <class F>
-void profile(const char* what, int runs, bool with_sites, const Context& gpu, F&& f) {
+void profile(const char* what, int runs, bool with_sites, bool with_timeline, const Context& gpu, F&& f) {
     const auto stream = static_cast<cudaStream_t>(gpu.stream());
     f();  // warm-up
     cudaStreamSynchronize(stream);
@@ -170,6 +226,36 @@ void profile(const char* what, int runs, bool with_sites, const Context& gpu, F&
                 site.rfind("cudaGetDevice", 0))
                 std::printf("  site %ld x %s\n", n, site.c_str());
     }
+    if (with_timeline) {
+        steps().clear();
+        cudaEvent_t start;
+        cudaEventCreate(&start);
+        cudaEventRecord(start, stream);
+        timeline_t0 = clock_type::now();
+        timeline = true;
+        f();
+        timeline = false;
+        cudaStreamSynchronize(stream);
+        cudaDeviceSynchronize();
+        std::printf("  timeline (us from the call's start): host start, host length; GPU start, end\n");
+        for (const Step& st : steps()) {
+            if (st.name == "cudaGetLastError" || st.name == "cudaPeekAtLastError" || st.name == "cudaGetDevice")
+                continue;
+            std::printf("  %9.1f %7.1f", st.start, st.us);
+            if (st.before) {
+                float b = 0, e = 0;
+                cudaEventElapsedTime(&b, start, st.before);
+                cudaEventElapsedTime(&e, start, st.after);
+                std::printf("  gpu %9.1f %9.1f (%6.1f)", 1e3 * b, 1e3 * e, 1e3 * (e - b));
+                cudaEventDestroy(st.before);
+                cudaEventDestroy(st.after);
+            } else {
+                std::printf("  %-32s", "");
+            }
+            std::printf("  %.90s\n", st.name.c_str());
+        }
+        cudaEventDestroy(start);
+    }
 }
 
 }  // namespace
@@ -178,18 +264,19 @@ int main(int argc, char** argv) {
     bench::program = "gpu_hostprof";
     std::vector<std::string> pos;
     int runs = 20;
-    bool want_stacks = false;
+    bool want_stacks = false, want_timeline = false;
     for (int i = 1; i < argc; ++i) {
         const std::string s = argv[i];
         if (s == "--runs" && i + 1 < argc) runs = std::max(1, std::atoi(argv[++i]));
         else if (s == "--stacks") want_stacks = true;
+        else if (s == "--timeline") want_timeline = true;
         else if (s == "-h" || s == "--help") {
-            std::printf("usage: gpu_hostprof GRAPH [CLUSTERS] [--runs N] [--stacks]\n");
+            std::printf("usage: gpu_hostprof GRAPH [CLUSTERS] [--runs N] [--stacks] [--timeline]\n");
             return 0;
         } else pos.push_back(s);
     }
     if (pos.empty() || pos.size() > 2) {
-        std::fprintf(stderr, "usage: gpu_hostprof GRAPH [CLUSTERS] [--runs N] [--stacks]\n");
+        std::fprintf(stderr, "usage: gpu_hostprof GRAPH [CLUSTERS] [--runs N] [--stacks] [--timeline]\n");
         return 2;
     }
     try {
@@ -199,7 +286,7 @@ int main(int argc, char** argv) {
                                  : io::read_graph<float>(pos[0]);
         const Index n = g.matrix.nrows();
         const Matrix<float> a = g.matrix.to(gpu);
-        auto run = [&](const char* what, auto&& f) { profile(what, runs, want_stacks, gpu, f); };
+        auto run = [&](const char* what, auto&& f) { profile(what, runs, want_stacks, want_timeline, gpu, f); };
         run("A·A", [&] {
             Matrix<float> c(n, n, gpu);
             mxm(c, no_mask, no_accum, plus_times{}, a, a);

@@ -358,12 +358,14 @@ struct TileArgs {
 };
 
 // job_start[h] = tiles x the chunks of hubs before h, chunks_h = ceil(products of A(h,:) / chunk), at least 1, at
-// most max_chunks and at most |A(h,:)|; job_start[hubs] = all jobs. One block.
+// most max_chunks and at most |A(h,:)|; job_start[hubs] = all jobs. One block. Also zeroes zero[0..2] (the tile
+// kernels' counters: a launch less than a memset).
 template <unsigned B>
 __global__ void __launch_bounds__(B) hub_jobs_kernel(std::uint32_t hubs, const std::uint32_t* rows, const Offset* a_off,
                                                      const Offset* products, Offset chunk, unsigned max_chunks,
-                                                     unsigned tiles, std::uint64_t* job_start) {
+                                                     unsigned tiles, std::uint64_t* job_start, Offset* zero) {
     __shared__ std::uint64_t scan[33];
+    if (threadIdx.x < 3) zero[threadIdx.x] = 0;
     std::uint64_t carry = 0;
     for (std::uint64_t h0 = 0; h0 < hubs; h0 += B) {
         const std::uint64_t h = h0 + threadIdx.x;
@@ -388,11 +390,13 @@ __global__ void __launch_bounds__(B) hub_jobs_kernel(std::uint32_t hubs, const s
 // products of the average, and the launch waited for it): bounds[job_start[h] / tiles + h + c] for chunk c, its
 // chunks_h + 1 bounds running from 0 to |A(h,:)|. Chunk c - 1 ends after the entry whose products reach
 // ceil(c x products / chunks_h). A block per hub, E consecutive entries a thread (their loads side by side: a
-// hub's entries are read in a few steps of two dependent loads each).
+// hub's entries are read in a few steps of two dependent loads each). Also zeroes the hub's pairs' bitmaps.
 template <unsigned B, unsigned E>
 __global__ void __launch_bounds__(B) chunk_bounds_kernel(const RowArgs x, const TileArgs t, Offset* bounds) {
     __shared__ std::uint64_t scan[33];
     for (std::uint64_t h = blockIdx.x; h < t.hubs; h += gridDim.x) {
+        for (std::uint64_t w = threadIdx.x; w < std::uint64_t(t.tiles) * (max_tile / 32); w += B)
+            t.pair_bits[h * t.tiles * (max_tile / 32) + w] = 0;
         const std::uint32_t row = t.rows[h];
         const Offset ra = x.a_off[row], deg = x.a_off[row + 1] - ra, total = x.products[row];
         const std::uint64_t chunks = (t.job_start[h + 1] - t.job_start[h]) / t.tiles;
