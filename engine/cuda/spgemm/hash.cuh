@@ -328,8 +328,9 @@ __device__ __forceinline__ T fold_peers(const T* stage, T v, unsigned lane, unsi
     return acc;
 }
 
-// Hub rows by tiles of columns. B's rows are cut by tile in advance: split[k * (tiles + 1) + t] is the first
-// entry of B(k,:) in tile t (its last + 1 at t = tiles). A block per job (hub h, tile t, chunk c) walks the
+// Hub rows by tiles of columns. B's rows are cut by tile in advance: split[k * split_stride + t] is the first
+// entry of B(k,:) in tile t (its last + 1 at t = tiles; split_stride = tiles + 1, or with one tile B's row
+// offsets themselves, split_stride 1). A block per job (hub h, tile t, chunk c) walks the
 // segments in tile t of the chunk's entries of A(h,:) as one stream (the ranged gather), into a bitmap of the
 // tile's columns (symbolic) or a dense accumulator (numeric: values folded in stream order as in rows_kernel).
 // Without chunks (job_start null) jobs are numbered h * tiles + t and each writes its (hub, tile) pair's count
@@ -345,6 +346,7 @@ struct TileArgs {
     std::uint64_t pairs = 0;              // hubs x tiles
     unsigned tiles = 1, width = max_tile;
     const Offset* split = nullptr;
+    std::uint64_t split_stride = 2;
     Offset* job_nnz = nullptr;        // symbolic: per pair
     const Offset* job_off = nullptr;  // numeric: exclusive sum of job_nnz
     unsigned long long* next_job = nullptr;  // the next job to hand out (0 at the launch)
@@ -543,7 +545,7 @@ __global__ void __launch_bounds__(tile_block, 8) tile_rows_kernel(const RowArgs 
             Offset qb = 0;
             T a{};
             if (p < pe) {
-                const Offset* const sp = t.split + std::uint64_t(x.a_cols[p]) * (t.tiles + 1) + tile;
+                const Offset* const sp = t.split + std::uint64_t(x.a_cols[p]) * t.split_stride + tile;
                 qb = sp[0];
                 len = sp[1] - qb;
                 if constexpr (Values) a = a_vals[p];

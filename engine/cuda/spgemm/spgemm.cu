@@ -859,11 +859,11 @@ public:
         gp_.row_nnz = row_nnz_;
     }
 
-    // Groups the rows for the symbolic phase; returns the product's intermediate products (all rows'). The rows
-    // are listed by group only in finish(): a product handed to ESC never needs it.
+    // Groups the rows for the symbolic phase and lists them by group (launched before the wait, while the host
+    // would only wait); returns the product's intermediate products (all rows').
     Offset group() {
         check(cudaMemsetAsync(stats_, 0, 2 * sizeof(GroupStats), stream_of(ctx_)), "SpGEMM: memset");
-        launch_grouping(gp_, !products_given_, false, sym_, ctx_);
+        launch_grouping(gp_, !products_given_, true, sym_, ctx_);
         read_groups(sym_, ctx_);
         chunk_ = hub_chunk(sym_, tiles_, sizeof(T), ctx_.device());
         setup_ms_ += clock_.mark();
@@ -877,13 +877,12 @@ public:
         RowArgs x = x_;
 
         // Symbolic phase: each row's distinct columns, grouped by an upper bound of them.
-        place_rows(sym_, ctx_);
         x.size = sym_.size;
         x.row_nnz = row_nnz_;
         // The symbolic phase's temporaries (and the tiles' that the numeric phase reads) in one allocation.
         Carve sym_carve(ctx_);
         Offset* job_words = nullptr;  // each pair's count, a zero for the sum, the tile kernels' next jobs (2)
-        Offset *split = nullptr, *chunk_bounds = nullptr;
+        Offset *split = nullptr, *chunk_bounds = nullptr, *job_off = nullptr;
         std::uint64_t* job_start = nullptr;
         TileArgs tx;
         tx.tiles = unsigned(tiles_);
@@ -901,8 +900,9 @@ public:
             tx.pairs = hubs * tiles_;
             tx.jobs = tx.pairs;
             tx.rows = sym_.rows + sym_.start[tiled_group];
-            sym_carve.take(split, b_.rows * (tiles_ + 1));
+            if (tiles_ > 1) sym_carve.take(split, b_.rows * (tiles_ + 1));
             sym_carve.take(job_words, tx.pairs + 3);
+            sym_carve.take(job_off, tx.pairs + 1);
             if (chunk_) {
                 // At most tiles x (hubs + products / chunk) jobs, as a hub has at most 1 + its products / chunk.
                 tx.jobs = std::min<std::uint64_t>(tiles_ * (hubs + sym_.hub_products / chunk_), tx.pairs * max_chunks);
@@ -923,7 +923,8 @@ public:
             tables.take(t_hits, gt.blocks * gt.slots / 32);
             tables.allocate();
             if (tx.jobs) {
-                tx.split = split;
+                tx.split = tiles_ > 1 ? split : b_.off;
+                tx.split_stride = tiles_ > 1 ? tiles_ + 1 : 1;
                 tx.job_nnz = job_words;
                 tx.next_job = reinterpret_cast<unsigned long long*>(job_words + tx.pairs + 1);
                 if (chunk_) {  // (the two kernels zero the counters and the pairs' bitmaps)
@@ -943,9 +944,11 @@ public:
                 Fork fork(stream, ctx_.device(), side_by_side && launches(sym_, global_group) > 1);
                 if (tx.jobs) {  // first: the longest launch, as a rule
                     const cudaStream_t s = fork.next();
-                    split_kernel<<<grid_for(b_.rows * (tiles_ + 1)), block_size, 0, s>>>(b_.rows, b_.off, b_.idx,
-                                                                                        tx.tiles, width_, split);
-                    check_launch("SpGEMM: split kernel");
+                    if (tiles_ > 1) {
+                        split_kernel<<<grid_for(b_.rows * (tiles_ + 1)), block_size, 0, s>>>(
+                            b_.rows, b_.off, b_.idx, tx.tiles, width_, split);
+                        check_launch("SpGEMM: split kernel");
+                    }
                     launch_tiles<NoValue, NoValues, false>(x, tx, NoValues{}, ctx_.device(), s);
                     if (chunk_) {
                         pair_count_kernel<tile_block><<<pair_blocks(tx.pairs), tile_block, 0, s>>>(x, tx);
@@ -972,6 +975,8 @@ public:
                 }
                 fork.join();
             }
+            // The pairs' places (before the wait, as the rows' below).
+            if (tx.jobs) exclusive_sum(tx.job_nnz, job_off, tx.pairs + 1, scratch_, ctx_);
             exclusive_sum(row_nnz_, c_off_.data(), m + 1, scratch_, ctx_);
             GroupArgs gn = gp_;
             gn.nnz = row_nnz_;
@@ -1013,19 +1018,14 @@ public:
         num_carve.take(t_keys, gt.blocks * gt.slots);
         num_carve.take(t_vals, gt.blocks * gt.slots);
         num_carve.take(t_flags, gt.blocks * gt.slots);
-        Offset* job_off = nullptr;
         T* partial = nullptr;
-        if (tx.jobs) {
-            num_carve.take(job_off, tx.pairs + 1);
-            if (chunk_) {  // (pair_bits, the symbolic bitmaps, place the folded entries)
-                num_carve.take(partial, tx.jobs * max_tile);
-                num_carve.take(tx.partial_bits, tx.jobs * (max_tile / 32));
-            }
+        if (tx.jobs && chunk_) {  // (pair_bits, the symbolic bitmaps, place the folded entries)
+            num_carve.take(partial, tx.jobs * max_tile);
+            num_carve.take(tx.partial_bits, tx.jobs * (max_tile / 32));
         }
         num_carve.allocate();
         tx.partial = partial;
         if (tx.jobs) {
-            exclusive_sum(tx.job_nnz, job_off, tx.pairs + 1, scratch_, ctx_);
             tx.job_off = job_off;
             ++tx.next_job;
         }
