@@ -714,15 +714,17 @@ HYBLA_HD constexpr Layout group_layout() {
     return layout(Values, VSIZE, G, BLOCK, S, RowSort<Values, G, BLOCK, S>::bytes);
 }
 
-// One launch of a group: see the top of this file.
+// A group's rows (see the top of this file), as block `block` of `blocks` that take them (a kernel's blocks, or
+// a share of a launch of several groups: rows_kernel, light_rows_kernel in spgemm.cu), in smem laid out by
+// group_layout.
 template <class T, class Sr, bool Values, unsigned G, unsigned BLOCK, unsigned S>
-__global__ void __launch_bounds__(BLOCK) rows_kernel(const RowArgs x, const Sr sr) {
+__device__ __forceinline__ void rows_body(const RowArgs& x, const Sr& sr, unsigned block, unsigned blocks,
+                                          unsigned char* smem) {
     static_assert(G <= 32 ? (32 % G == 0 && BLOCK % 32 == 0) : G == BLOCK, "a row is part of a warp or a block");
     constexpr bool global = S == 0;
     static_assert(!global || G == BLOCK, "global tables take a block per row");
     constexpr unsigned RPB = BLOCK / G;
     constexpr Layout L = group_layout<Values, sizeof(T), G, BLOCK, S>();
-    extern __shared__ __align__(16) unsigned char smem[];
 
     const unsigned rg = threadIdx.x / G, tid = threadIdx.x % G, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     std::uint64_t* const ends = reinterpret_cast<std::uint64_t*>(smem + L.ends) + rg * G;
@@ -733,7 +735,7 @@ __global__ void __launch_bounds__(BLOCK) rows_kernel(const RowArgs x, const Sr s
     const T* const a_vals = static_cast<const T*>(x.a_vals);
     const T* const b_vals = static_cast<const T*>(x.b_vals);
 
-    for (std::uint64_t base = std::uint64_t(blockIdx.x) * RPB; base < x.nrows; base += std::uint64_t(gridDim.x) * RPB) {
+    for (std::uint64_t base = std::uint64_t(block) * RPB; base < x.nrows; base += std::uint64_t(blocks) * RPB) {
         const std::uint64_t r = base + rg;
         const bool active = r < x.nrows;
         const std::uint32_t row = active ? x.rows[r] : 0;
@@ -750,12 +752,12 @@ __global__ void __launch_bounds__(BLOCK) rows_kernel(const RowArgs x, const Sr s
             std::uint64_t s = 32;
             while (s < want) s <<= 1;
             slots = std::uint32_t(s < x.t_slots ? s : x.t_slots);
-            keys = x.t_keys + blockIdx.x * x.t_slots;
+            keys = x.t_keys + std::uint64_t(block) * x.t_slots;
             if constexpr (Values) {
-                vals = static_cast<T*>(x.t_vals) + blockIdx.x * x.t_slots;
-                flags = x.t_flags + blockIdx.x * x.t_slots;
+                vals = static_cast<T*>(x.t_vals) + std::uint64_t(block) * x.t_slots;
+                flags = x.t_flags + std::uint64_t(block) * x.t_slots;
             } else {
-                hits = x.t_hits + blockIdx.x * (x.t_slots / 32);
+                hits = x.t_hits + std::uint64_t(block) * (x.t_slots / 32);
             }
         } else {
             keys = reinterpret_cast<std::uint32_t*>(smem + L.keys) + rg * S;
@@ -1099,6 +1101,13 @@ __global__ void __launch_bounds__(BLOCK) rows_kernel(const RowArgs x, const Sr s
             }
         }
     }
+}
+
+// One launch of a group.
+template <class T, class Sr, bool Values, unsigned G, unsigned BLOCK, unsigned S>
+__global__ void __launch_bounds__(BLOCK) rows_kernel(const RowArgs x, const Sr sr) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    rows_body<T, Sr, Values, G, BLOCK, S>(x, sr, blockIdx.x, gridDim.x, smem);
 }
 
 #endif  // __CUDACC__

@@ -319,15 +319,15 @@ __global__ void gather_kernel(std::uint64_t n, const std::uint32_t* rows, const 
     for (std::uint64_t r = thread_index(); r < n; r += thread_count()) out[r] = values[rows[r]];
 }
 
-// Rows of one entry A(i,k): C(i,:) = A(i,k) ⊗ B(k,:), in B's column order (a warp per row).
+// Rows of one entry A(i,k): C(i,:) = A(i,k) ⊗ B(k,:), in B's column order (a warp per row: warp w of warps).
 template <class T, class Sr>
-__global__ void single_rows_kernel(std::uint64_t nrows, const std::uint32_t* rows, RowArgs x, Sr sr) {
+__device__ __forceinline__ void single_rows(const RowArgs& x, const Sr& sr, std::uint64_t w, std::uint64_t warps) {
     const unsigned lane = threadIdx.x & 31;
     const T* const a_vals = static_cast<const T*>(x.a_vals);
     const T* const b_vals = static_cast<const T*>(x.b_vals);
     T* const c_vals = static_cast<T*>(x.c_vals);
-    for (std::uint64_t r = thread_index() / 32; r < nrows; r += thread_count() / 32) {
-        const std::uint32_t row = rows[r];
+    for (std::uint64_t r = w; r < x.nrows; r += warps) {
+        const std::uint32_t row = x.rows[r];
         const Offset p = x.a_off[row], c0 = x.c_off[row];
         const ColIndex k = x.a_cols[p];
         const T a = a_vals[p];
@@ -336,6 +336,30 @@ __global__ void single_rows_kernel(std::uint64_t nrows, const std::uint32_t* row
             x.c_cols[c0 + (q - qb)] = x.b_cols[q];
             c_vals[c0 + (q - qb)] = sr.template multiply<T>(a, b_vals[q]);
         }
+    }
+}
+
+// A phase's light rows in one launch (a launch costs about 4 us of host time on an H100's host, about what these
+// rows take on the GPU in a small product): blocks [0, b1) take group 1's rows, [b1, b1 + b0) group 0's, the rest
+// (numeric phase) the rows of one entry, a warp each. Shared memory: the larger of the two groups' layouts.
+struct LightArgs {
+    RowArgs g1, g0, single;
+    unsigned b1 = 0, b0 = 0;
+};
+template <class T, class Sr, bool Values>
+__global__ void __launch_bounds__(block_size) light_rows_kernel(const LightArgs l, const Sr sr) {
+    constexpr GroupShape s0 = group_shapes[0], s1 = group_shapes[1];
+    static_assert(s0.block == block_size && s1.block == block_size);
+    extern __shared__ __align__(16) unsigned char smem[];
+    const unsigned b = blockIdx.x;
+    if (b < l.b1) {
+        rows_body<T, Sr, Values, s1.g, s1.block, s1.slots>(l.g1, sr, b, l.b1, smem);
+    } else if (b < l.b1 + l.b0) {
+        rows_body<T, Sr, Values, s0.g, s0.block, s0.slots>(l.g0, sr, b - l.b1, l.b0, smem);
+    } else if constexpr (Values) {
+        constexpr unsigned warps = block_size / 32;
+        const std::uint64_t first = std::uint64_t(b - l.b1 - l.b0) * warps + threadIdx.x / 32;
+        single_rows<T, Sr>(l.single, sr, first, std::uint64_t(gridDim.x - l.b1 - l.b0) * warps);
     }
 }
 
@@ -435,17 +459,43 @@ void launch_rows(const RowArgs& x, const Sr& sr, std::uint64_t blocks, cudaStrea
     check_launch(Values ? "SpGEMM: numeric kernel" : "SpGEMM: symbolic kernel");
 }
 
+// Group g of 2 and up (groups 0 and 1: launch_light); global_group and up: the global tables.
 template <class T, class Sr, bool Values>
 void launch_group(unsigned g, const RowArgs& x, const Sr& sr, std::uint64_t blocks, cudaStream_t stream) {
     constexpr auto& s = group_shapes;
     switch (g) {
-        case 0: return launch_rows<T, Sr, Values, s[0].g, s[0].block, s[0].slots>(x, sr, blocks, stream);
-        case 1: return launch_rows<T, Sr, Values, s[1].g, s[1].block, s[1].slots>(x, sr, blocks, stream);
         case 2: return launch_rows<T, Sr, Values, s[2].g, s[2].block, s[2].slots>(x, sr, blocks, stream);
         case 3: return launch_rows<T, Sr, Values, s[3].g, s[3].block, s[3].slots>(x, sr, blocks, stream);
         case 4: return launch_rows<T, Sr, Values, s[4].g, s[4].block, s[4].slots>(x, sr, blocks, stream);
         default: return launch_rows<T, Sr, Values, global_block, global_block, 0>(x, sr, blocks, stream);
     }
+}
+
+// Launches light_rows_kernel over groups 0 and 1 of gr (and its rows of one entry, in the numeric phase), x
+// the phase's arguments; nothing when they have no rows.
+template <class T, class Sr, bool Values>
+void launch_light(const RowArgs& x, const std::array<unsigned long long, group_count>& counts,
+                  const std::array<unsigned long long, group_count>& start, const std::uint32_t* rows, const Sr& sr,
+                  cudaStream_t stream) {
+    constexpr auto& s = group_shapes;
+    LightArgs l{x, x, x};
+    RowArgs* const part[3] = {&l.g0, &l.g1, &l.single};
+    const unsigned group[3] = {0, 1, single_group};
+    for (unsigned k = 0; k < 3; ++k) {
+        part[k]->rows = rows + start[group[k]];
+        part[k]->nrows = Values || k < 2 ? counts[group[k]] : 0;
+    }
+    auto blocks = [](std::uint64_t n, unsigned per) { return unsigned((n + per - 1) / per); };
+    l.b0 = blocks(l.g0.nrows, s[0].block / s[0].g);
+    l.b1 = blocks(l.g1.nrows, s[1].block / s[1].g);
+    const std::uint64_t all = std::uint64_t(l.b0) + l.b1 + blocks(l.single.nrows, block_size / 32);
+    if (all == 0) return;
+    constexpr std::size_t bytes = std::max(group_layout<Values, sizeof(T), s[0].g, s[0].block, s[0].slots>().bytes,
+                                           group_layout<Values, sizeof(T), s[1].g, s[1].block, s[1].slots>().bytes);
+    constexpr auto kernel = light_rows_kernel<T, Sr, Values>;
+    allow_shared<kernel>(bytes);
+    kernel<<<unsigned(std::min<std::uint64_t>(all, 0x7FFFFFFF)), block_size, bytes, stream>>>(l, sr);
+    check_launch(Values ? "SpGEMM: numeric kernel (light rows)" : "SpGEMM: symbolic kernel (light rows)");
 }
 
 // split[k * (tiles + 1) + t] = the first entry of B(k,:) with a column of at least t * width (a thread each).
@@ -888,11 +938,12 @@ public:
         tx.tiles = unsigned(tiles_);
         tx.width = width_;
         const bool side_by_side = !trace_enabled();
-        // A phase's launches: its tile launch, if any, and one per group of rows up to `last` (side streams pay
-        // only for two or more).
-        auto launches = [&](const Grouping& gr, unsigned last) {
+        // A phase's launches: its tile launch, if any, one for its light rows (groups 0 and 1, the rows of one
+        // entry in the numeric phase) and one per other group of rows (side streams pay only for two or more).
+        auto launches = [&](const Grouping& gr, bool numeric) {
             unsigned k = tx.jobs ? 1 : 0;
-            for (unsigned g = 0; g <= last; ++g) k += g != tiled_group && gr.counts[g] != 0;
+            k += gr.counts[0] || gr.counts[1] || (numeric && gr.counts[single_group]);
+            for (unsigned g = 2; g <= global_group; ++g) k += gr.counts[g] != 0;
             return k;
         };
         if (const std::uint64_t hubs = sym_.counts[tiled_group]) {
@@ -941,7 +992,7 @@ public:
                 }
             }
             {
-                Fork fork(stream, ctx_.device(), side_by_side && launches(sym_, global_group) > 1);
+                Fork fork(stream, ctx_.device(), side_by_side && launches(sym_, false) > 1);
                 if (tx.jobs) {  // first: the longest launch, as a rule
                     const cudaStream_t s = fork.next();
                     if (tiles_ > 1) {
@@ -956,7 +1007,12 @@ public:
                     }
                     sym_ms[tiled_group] = clock_.mark();
                 }
-                for (unsigned g = 0; g <= global_group; ++g) {
+                if (sym_.counts[0] || sym_.counts[1]) {
+                    launch_light<NoValue, NoValues, false>(x, sym_.counts, sym_.start, sym_.rows, NoValues{},
+                                                           fork.next());
+                    sym_ms[0] = clock_.mark();
+                }
+                for (unsigned g = 2; g <= global_group; ++g) {
                     if (sym_.counts[g] == 0) continue;
                     RowArgs xg = x;
                     xg.rows = sym_.rows + sym_.start[g];
@@ -1030,7 +1086,7 @@ public:
             ++tx.next_job;
         }
         {
-            Fork fork(stream, ctx_.device(), side_by_side && launches(grp, group_count - 1) > 1);
+            Fork fork(stream, ctx_.device(), side_by_side && launches(grp, true) > 1);
             if (tx.jobs) {
                 const cudaStream_t s = fork.next();
                 launch_tiles<T, Sr, true>(x, tx, sr_, ctx_.device(), s);
@@ -1041,18 +1097,15 @@ public:
                 }
                 num_ms[tiled_group] = clock_.mark();
             }
-            for (unsigned g = 0; g < group_count; ++g) {
-                if (grp.counts[g] == 0 || g == tiled_group) continue;
+            if (grp.counts[0] || grp.counts[1] || grp.counts[single_group]) {
+                launch_light<T, Sr, true>(x, grp.counts, grp.start, grp.rows, sr_, fork.next());
+                num_ms[0] = clock_.mark();
+            }
+            for (unsigned g = 2; g <= global_group; ++g) {
+                if (grp.counts[g] == 0) continue;
                 RowArgs xg = x;
                 xg.rows = grp.rows + grp.start[g];
                 xg.nrows = grp.counts[g];
-                if (g == single_group) {
-                    single_rows_kernel<T, Sr><<<grid_for(xg.nrows * 32), block_size, 0, fork.next()>>>(xg.nrows, xg.rows,
-                                                                                                      xg, sr_);
-                    check_launch("SpGEMM: rows of one entry");
-                    num_ms[g] = clock_.mark();
-                    continue;
-                }
                 std::uint64_t blocks;
                 if (g == global_group) {
                     xg.t_keys = t_keys;
