@@ -359,32 +359,43 @@ struct TileArgs {
     std::uint32_t* partial_bits = nullptr;  // numeric: max_tile bits per job
 };
 
-// job_start[h] = tiles x the chunks of hubs before h, chunks_h = ceil(products of A(h,:) / chunk), at least 1, at
-// most max_chunks and at most |A(h,:)|; job_start[hubs] = all jobs. One block. Also zeroes zero[0..2] (the tile
-// kernels' counters: a launch less than a memset).
+// Hub h's jobs: tiles x its chunks, ceil(products of A(h,:) / chunk), at least 1, at most max_chunks and at
+// most |A(h,:)|. job_start: each hub's first job, then all jobs (hubs + 1, written); zero: the tile kernels'
+// three counters, zeroed with it (a launch less than a memset).
+struct HubJobs {
+    const std::uint32_t* rows = nullptr;
+    const Offset* a_off = nullptr;
+    const Offset* products = nullptr;
+    Offset chunk = 1;
+    unsigned max_chunks = 1, tiles = 1;
+    std::uint64_t* job_start = nullptr;
+    Offset* zero = nullptr;
+#if defined(__CUDACC__)
+    __device__ std::uint64_t jobs(std::uint64_t h) const {
+        const Offset deg = a_off[rows[h] + 1] - a_off[rows[h]];
+        Offset c = (products[rows[h]] + chunk - 1) / chunk;
+        c = c < max_chunks ? c : max_chunks;
+        c = c < deg ? c : deg;
+        return std::uint64_t(tiles) * (c < 1 ? 1 : c);
+    }
+#endif
+};
+
+// job_start and zero of j for any number of hubs. One block.
 template <unsigned B>
-__global__ void __launch_bounds__(B) hub_jobs_kernel(std::uint32_t hubs, const std::uint32_t* rows, const Offset* a_off,
-                                                     const Offset* products, Offset chunk, unsigned max_chunks,
-                                                     unsigned tiles, std::uint64_t* job_start, Offset* zero) {
+__global__ void __launch_bounds__(B) hub_jobs_kernel(std::uint32_t hubs, const HubJobs j) {
     __shared__ std::uint64_t scan[33];
-    if (threadIdx.x < 3) zero[threadIdx.x] = 0;
+    if (threadIdx.x < 3) j.zero[threadIdx.x] = 0;
     std::uint64_t carry = 0;
     for (std::uint64_t h0 = 0; h0 < hubs; h0 += B) {
         const std::uint64_t h = h0 + threadIdx.x;
-        std::uint64_t jobs = 0;
-        if (h < hubs) {
-            const Offset deg = a_off[rows[h] + 1] - a_off[rows[h]];
-            Offset c = (products[rows[h]] + chunk - 1) / chunk;
-            c = c < max_chunks ? c : max_chunks;
-            c = c < deg ? c : deg;
-            jobs = std::uint64_t(tiles) * (c < 1 ? 1 : c);
-        }
+        const std::uint64_t jobs = h < hubs ? j.jobs(h) : 0;
         const std::uint64_t end = group_scan<B>(jobs, scan);
-        if (h < hubs) job_start[h] = carry + end - jobs;
+        if (h < hubs) j.job_start[h] = carry + end - jobs;
         carry += scan[B / 32 - 1];  // the block's total (group_scan leaves the warps' inclusive sums)
         __syncthreads();
     }
-    if (threadIdx.x == 0) job_start[hubs] = carry;
+    if (threadIdx.x == 0) j.job_start[hubs] = carry;
 }
 
 // Where hub h's chunks begin among its entries of A, so that each holds about as many products as the others
@@ -392,17 +403,33 @@ __global__ void __launch_bounds__(B) hub_jobs_kernel(std::uint32_t hubs, const s
 // products of the average, and the launch waited for it): bounds[job_start[h] / tiles + h + c] for chunk c, its
 // chunks_h + 1 bounds running from 0 to |A(h,:)|. Chunk c - 1 ends after the entry whose products reach
 // ceil(c x products / chunks_h). A block per hub, E consecutive entries a thread (their loads side by side: a
-// hub's entries are read in a few steps of two dependent loads each). Also zeroes the hub's pairs' bitmaps.
+// hub's entries are read in a few steps of two dependent loads each). Also zeroes the hub's pairs' bitmaps. With
+// at most B hubs each block scans their jobs itself and block 0 writes j's job_start and zero (hub_jobs_kernel
+// not launched: one launch less); otherwise t.job_start is hub_jobs_kernel's.
 template <unsigned B, unsigned E>
-__global__ void __launch_bounds__(B) chunk_bounds_kernel(const RowArgs x, const TileArgs t, Offset* bounds) {
-    __shared__ std::uint64_t scan[33];
+__global__ void __launch_bounds__(B) chunk_bounds_kernel(const RowArgs x, const TileArgs t, Offset* bounds,
+                                                         const HubJobs j) {
+    __shared__ std::uint64_t scan[33], starts[B + 1];
+    const bool own = t.hubs <= B;
+    if (own) {
+        const std::uint64_t jobs = threadIdx.x < t.hubs ? j.jobs(threadIdx.x) : 0;
+        const std::uint64_t end = group_scan<B>(jobs, scan);
+        if (threadIdx.x < t.hubs) starts[threadIdx.x] = end - jobs;
+        if (threadIdx.x + 1 == t.hubs) starts[t.hubs] = end;
+        __syncthreads();
+        if (blockIdx.x == 0) {
+            for (unsigned h = threadIdx.x; h <= t.hubs; h += B) j.job_start[h] = starts[h];
+            if (threadIdx.x < 3) j.zero[threadIdx.x] = 0;
+        }
+    }
+    auto start = [&](std::uint64_t h) { return own ? starts[h] : t.job_start[h]; };
     for (std::uint64_t h = blockIdx.x; h < t.hubs; h += gridDim.x) {
         for (std::uint64_t w = threadIdx.x; w < std::uint64_t(t.tiles) * (max_tile / 32); w += B)
             t.pair_bits[h * t.tiles * (max_tile / 32) + w] = 0;
         const std::uint32_t row = t.rows[h];
         const Offset ra = x.a_off[row], deg = x.a_off[row + 1] - ra, total = x.products[row];
-        const std::uint64_t chunks = (t.job_start[h + 1] - t.job_start[h]) / t.tiles;
-        Offset* const b = bounds + t.job_start[h] / t.tiles + h;
+        const std::uint64_t chunks = (start(h + 1) - start(h)) / t.tiles;
+        Offset* const b = bounds + start(h) / t.tiles + h;
         if (threadIdx.x == 0) {
             b[0] = 0;
             b[chunks] = deg;

@@ -78,8 +78,9 @@ private:
 // CUB's 2.5 + 5.8; the contraction's products 0.50-0.52 -> 0.43-0.48 ms on an H100).
 inline constexpr unsigned small_sum_block = 1024;
 inline constexpr std::uint64_t small_sum_max = std::uint64_t(1) << 14;
+// (By every thread of a block of BLOCK threads; also the tail of the SpGEMM's numeric grouping kernel.)
 template <unsigned BLOCK>
-__global__ void __launch_bounds__(BLOCK) small_exclusive_sum_kernel(const Offset* in, Offset* out, std::uint64_t n) {
+__device__ __forceinline__ void block_exclusive_sum(const Offset* in, Offset* out, std::uint64_t n) {
     constexpr unsigned warps = BLOCK / 32, U = 8;
     constexpr unsigned full = 0xFFFFFFFFu;
     __shared__ Offset warp_sum[warps];
@@ -115,6 +116,10 @@ __global__ void __launch_bounds__(BLOCK) small_exclusive_sum_kernel(const Offset
             carry += __shfl_sync(full, incl, 31);
         }
     }
+}
+template <unsigned BLOCK>
+__global__ void __launch_bounds__(BLOCK) small_exclusive_sum_kernel(const Offset* in, Offset* out, std::uint64_t n) {
+    block_exclusive_sum<BLOCK>(in, out, n);
 }
 
 inline void exclusive_sum(const Offset* in, Offset* out, std::uint64_t n, Scratch& scratch, const Context& ctx) {

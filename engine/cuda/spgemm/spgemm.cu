@@ -99,6 +99,11 @@ struct GroupArgs {
     std::uint8_t* key;
     GroupStats* stats;
     Offset* row_nnz;  // symbolic: where rows of one entry get their count
+    // Numeric grouping: block 0 also writes the exclusive sum of scan_n counts (at most small_sum_max; the hub
+    // pairs' places: a launch less).
+    const Offset* scan_in = nullptr;
+    Offset* scan_out = nullptr;
+    std::uint64_t scan_n = 0;
 };
 
 // Row i's size (what bounds its distinct columns) and group, given its products.
@@ -273,6 +278,7 @@ __global__ void __launch_bounds__(block_size) group_kernel(GroupArgs x) {
     __syncthreads();
     if (threadIdx.x < group_count && hist[threadIdx.x]) atomicAdd(&x.stats->counts[threadIdx.x], hist[threadIdx.x]);
     if (threadIdx.x == 0 && sum) atomicAdd(&x.stats->total, sum);
+    if (x.scan_n && blockIdx.x == 0) spgemm_detail::block_exclusive_sum<block_size>(x.scan_in, x.scan_out, x.scan_n);
 }
 
 // The rows listed group by group (where each group starts: the counts before it). A block takes block_size
@@ -978,13 +984,17 @@ public:
                 tx.split_stride = tiles_ > 1 ? tiles_ + 1 : 1;
                 tx.job_nnz = job_words;
                 tx.next_job = reinterpret_cast<unsigned long long*>(job_words + tx.pairs + 1);
-                if (chunk_) {  // (the two kernels zero the counters and the pairs' bitmaps)
-                    hub_jobs_kernel<block_size><<<1, block_size, 0, stream>>>(
-                        tx.hubs, tx.rows, a_.off, x_.products, chunk_, max_chunks, tx.tiles, job_start,
-                        job_words + tx.pairs);
-                    check_launch("SpGEMM: hub jobs kernel");
+                if (chunk_) {  // (the kernels zero the counters and the pairs' bitmaps)
+                    constexpr unsigned cb_block = 1024;
+                    const HubJobs hj{tx.rows,  a_.off,   x_.products, chunk_, max_chunks,
+                                     tx.tiles, job_start, job_words + tx.pairs};
+                    if (tx.hubs > cb_block) {  // (else chunk_bounds_kernel places the jobs itself)
+                        hub_jobs_kernel<block_size><<<1, block_size, 0, stream>>>(tx.hubs, hj);
+                        check_launch("SpGEMM: hub jobs kernel");
+                    }
                     tx.job_start = job_start;
-                    chunk_bounds_kernel<1024, 4><<<unsigned(tx.hubs), 1024, 0, stream>>>(x_, tx, chunk_bounds);
+                    chunk_bounds_kernel<cb_block, 4>
+                        <<<unsigned(tx.hubs), cb_block, 0, stream>>>(x_, tx, chunk_bounds, hj);
                     check_launch("SpGEMM: chunk bounds kernel");
                     tx.chunk_bounds = chunk_bounds;
                 } else {
@@ -1031,10 +1041,16 @@ public:
                 }
                 fork.join();
             }
-            // The pairs' places (before the wait, as the rows' below).
-            if (tx.jobs) exclusive_sum(tx.job_nnz, job_off, tx.pairs + 1, scratch_, ctx_);
-            exclusive_sum(row_nnz_, c_off_.data(), m + 1, scratch_, ctx_);
             GroupArgs gn = gp_;
+            // The pairs' places (before the wait, as the rows' below), few of them by the grouping kernel.
+            if (tx.jobs && tx.pairs + 1 <= spgemm_detail::small_sum_max) {
+                gn.scan_in = tx.job_nnz;
+                gn.scan_out = job_off;
+                gn.scan_n = tx.pairs + 1;
+            } else if (tx.jobs) {
+                exclusive_sum(tx.job_nnz, job_off, tx.pairs + 1, scratch_, ctx_);
+            }
+            exclusive_sum(row_nnz_, c_off_.data(), m + 1, scratch_, ctx_);
             gn.nnz = row_nnz_;
             gn.shared_enabled = shared_groups_enabled<true, sizeof(T)>(ctx_.device());
             launch_grouping(gn, false, true, grp, ctx_);
