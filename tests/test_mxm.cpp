@@ -1524,6 +1524,28 @@ TEST_CASE("SpGEMM hash: one giant hub among many hubs over many tiles", "[mxm][s
                                            fill<std::int64_t>(bp, ints(g, -4, 6)), {}, {plain_run(false)});
 }
 
+// More than 1024 hubs: with one tile (4000 columns) and a giant hub of over eight chunks' products the device's
+// rule chunks them (float: the jobs' partial tiles fit 64 MB), and the hubs' jobs are placed by their own kernel
+// (chunk_bounds_kernel places at most 1024 hubs' itself); with 16 tiles (61500 columns) more than 2^14 (hub,
+// tile) pairs, whose places a scan of their own finds (the numeric grouping finds at most 2^14). Under the
+// knobs with HYBLA_SPGEMM_HUB=1000 the batches hold a few hubs each instead.
+TEST_CASE("SpGEMM hash: over 1024 hubs and over 2^14 hub-tile pairs", "[mxm][spgemm][hash]") {
+    ref::Gen g(213);
+    const Index k = 400;
+    std::vector<Index> degrees(1100, 30);  // hubs of 2100 products (2048 and up are hubs by default)
+    degrees.push_back(300);                // 21000 products: over eight chunks
+    for (Index i = 0; i < 50; ++i) degrees.push_back(3);
+    for (const Index n : {Index(4000), Index(61500)}) {
+        if (!ref::in_shard()) continue;
+        const Pattern bp = with_degrees(g, n, std::vector<Index>(k, 70));
+        const Pattern ap = with_degrees(g, k, degrees);
+        REQUIRE(products_per_row(ap, bp)[0] == 2100);
+        INFO(n << " columns");
+        check_hash<plus_times, float>("plus_times float", fill<float>(ap, gen_values<float>(g)),
+                                      fill<float>(bp, gen_values<float>(g)), {}, {plain_run(false)});
+    }
+}
+
 TEST_CASE("SpGEMM hash: rows with products at and around each group boundary", "[mxm][spgemm][hash]") {
     ref::Gen g(203);
     const Index n = 10007;
