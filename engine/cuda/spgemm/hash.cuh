@@ -337,9 +337,9 @@ __device__ __forceinline__ T fold_peers(const T* stage, T v, unsigned lane, unsi
 // (symbolic) or entries in column order where the pairs' exclusive sum of counts puts them (numeric). With
 // chunks, hub h has chunks_h = (job_start[h + 1] - job_start[h]) / tiles chunks of its entries of A, of about
 // equal products (chunk_bounds_kernel), its jobs numbered job_start[h] + t * chunks_h + c. A pair of one chunk is
-// done as without; otherwise each job ORs its bitmap into the pair's (symbolic) or writes its accumulator to its
-// own partial slot (numeric), and a kernel after counts the pair's bits (pair_count_kernel), or folds its
-// partials in chunk order (deterministic) and writes its entries (pair_fold_kernel).
+// done as without; otherwise each job ORs its bitmap into the pair's and the pair's last job to finish counts
+// its bits (symbolic), or each writes its accumulator to its own partial slot and a kernel after folds the
+// partials in chunk order (deterministic) and writes the pair's entries (numeric, pair_fold_kernel).
 struct TileArgs {
     const std::uint32_t* rows = nullptr;  // the hub rows
     std::uint64_t jobs = 0;               // without chunks the jobs, with them a bound (job_start[hubs] is exact)
@@ -355,8 +355,36 @@ struct TileArgs {
     std::uint32_t hubs = 0;
     const Offset* chunk_bounds = nullptr;  // chunk_bounds_kernel
     std::uint32_t* pair_bits = nullptr;    // a bitmap of max_tile bits per pair, zeroed, set by the symbolic jobs
+    unsigned* pair_done = nullptr;         // symbolic: each pair's chunks done, zeroed
     void* partial = nullptr;               // numeric: max_tile values per job
     std::uint32_t* partial_bits = nullptr;  // numeric: max_tile bits per job
+};
+
+// B's split table for the hub tiles: split[k * (tiles + 1) + t] = the first entry of B(k,:) with a column of at
+// least t * width, a thread an entry (split_kernel, or chunk_bounds_kernel's blocks after its hubs').
+struct SplitArgs {
+    Index rows = 0;
+    const Offset* b_off = nullptr;
+    const ColIndex* b_cols = nullptr;
+    unsigned tiles = 1, width = max_tile;
+    Offset* split = nullptr;  // null: none to write
+#if defined(__CUDACC__)
+    std::uint64_t size() const { return split ? rows * (std::uint64_t(tiles) + 1) : 0; }
+    __device__ void run(std::uint64_t first, std::uint64_t stride) const {
+        const std::uint64_t per = std::uint64_t(tiles) + 1;
+        for (std::uint64_t i = first; i < rows * per; i += stride) {
+            const std::uint64_t k = i / per, t = i % per, c = t * width;
+            Offset b = b_off[k], e = b_off[k + 1];
+            if (t == tiles) b = e;
+            while (b < e) {
+                const Offset mid = b + (e - b) / 2;
+                if (b_cols[mid] < c) b = mid + 1;
+                else e = mid;
+            }
+            split[i] = b;
+        }
+    }
+#endif
 };
 
 // Hub h's jobs: tiles x its chunks, ceil(products of A(h,:) / chunk), at least 1, at most max_chunks and at
@@ -405,10 +433,15 @@ __global__ void __launch_bounds__(B) hub_jobs_kernel(std::uint32_t hubs, const H
 // ceil(c x products / chunks_h). A block per hub, E consecutive entries a thread (their loads side by side: a
 // hub's entries are read in a few steps of two dependent loads each). Also zeroes the hub's pairs' bitmaps. With
 // at most B hubs each block scans their jobs itself and block 0 writes j's job_start and zero (hub_jobs_kernel
-// not launched: one launch less); otherwise t.job_start is hub_jobs_kernel's.
+// not launched: one launch less); otherwise t.job_start is hub_jobs_kernel's. The blocks after the hubs' write
+// B's split table (a launch less; s.split null: none).
 template <unsigned B, unsigned E>
 __global__ void __launch_bounds__(B) chunk_bounds_kernel(const RowArgs x, const TileArgs t, Offset* bounds,
-                                                         const HubJobs j) {
+                                                         const HubJobs j, const SplitArgs s) {
+    if (blockIdx.x >= t.hubs) {
+        s.run((blockIdx.x - t.hubs) * std::uint64_t(B) + threadIdx.x, std::uint64_t(gridDim.x - t.hubs) * B);
+        return;
+    }
     __shared__ std::uint64_t scan[33], starts[B + 1];
     const bool own = t.hubs <= B;
     if (own) {
@@ -423,41 +456,41 @@ __global__ void __launch_bounds__(B) chunk_bounds_kernel(const RowArgs x, const 
         }
     }
     auto start = [&](std::uint64_t h) { return own ? starts[h] : t.job_start[h]; };
-    for (std::uint64_t h = blockIdx.x; h < t.hubs; h += gridDim.x) {
-        for (std::uint64_t w = threadIdx.x; w < std::uint64_t(t.tiles) * (max_tile / 32); w += B)
-            t.pair_bits[h * t.tiles * (max_tile / 32) + w] = 0;
-        const std::uint32_t row = t.rows[h];
-        const Offset ra = x.a_off[row], deg = x.a_off[row + 1] - ra, total = x.products[row];
-        const std::uint64_t chunks = (start(h + 1) - start(h)) / t.tiles;
-        Offset* const b = bounds + start(h) / t.tiles + h;
-        if (threadIdx.x == 0) {
-            b[0] = 0;
-            b[chunks] = deg;
+    const std::uint64_t h = blockIdx.x;
+    for (std::uint64_t w = threadIdx.x; w < std::uint64_t(t.tiles) * (max_tile / 32); w += B)
+        t.pair_bits[h * t.tiles * (max_tile / 32) + w] = 0;
+    for (std::uint64_t p = threadIdx.x; p < t.tiles; p += B) t.pair_done[h * t.tiles + p] = 0;
+    const std::uint32_t row = t.rows[h];
+    const Offset ra = x.a_off[row], deg = x.a_off[row + 1] - ra, total = x.products[row];
+    const std::uint64_t chunks = (start(h + 1) - start(h)) / t.tiles;
+    Offset* const b = bounds + start(h) / t.tiles + h;
+    if (threadIdx.x == 0) {
+        b[0] = 0;
+        b[chunks] = deg;
+    }
+    if (chunks == 1) return;
+    Offset carry = 0;
+    for (Offset e0 = 0; e0 < deg; e0 += B * E) {
+        const Offset first = e0 + threadIdx.x * E;
+        ColIndex k[E];
+#pragma unroll
+        for (unsigned u = 0; u < E; ++u) k[u] = first + u < deg ? x.a_cols[ra + first + u] : 0;
+        Offset len[E], mine = 0;
+#pragma unroll
+        for (unsigned u = 0; u < E; ++u) {
+            len[u] = first + u < deg ? x.b_off[k[u] + 1] - x.b_off[k[u]] : 0;
+            mine += len[u];
         }
-        if (chunks == 1) continue;
-        Offset carry = 0;
-        for (Offset e0 = 0; e0 < deg; e0 += B * E) {
-            const Offset first = e0 + threadIdx.x * E;
-            ColIndex k[E];
+        Offset after = carry + group_scan<B>(mine, scan) - mine;  // products before this thread's entries
 #pragma unroll
-            for (unsigned u = 0; u < E; ++u) k[u] = first + u < deg ? x.a_cols[ra + first + u] : 0;
-            Offset len[E], mine = 0;
-#pragma unroll
-            for (unsigned u = 0; u < E; ++u) {
-                len[u] = first + u < deg ? x.b_off[k[u] + 1] - x.b_off[k[u]] : 0;
-                mine += len[u];
-            }
-            Offset after = carry + group_scan<B>(mine, scan) - mine;  // products before this thread's entries
-#pragma unroll
-            for (unsigned u = 0; u < E; ++u) {
-                after += len[u];  // products up to and including entry first + u
-                // Targets ceil(c x total / chunks) in (after - len, after]: c in (f(after - len), f(after)].
-                const std::uint64_t lo = (after - len[u]) * chunks / total, hi = after * chunks / total;
-                for (std::uint64_t c = lo + 1; c <= hi && c < chunks; ++c) b[c] = first + u + 1;
-            }
-            carry += scan[B / 32 - 1];
-            __syncthreads();
+        for (unsigned u = 0; u < E; ++u) {
+            after += len[u];  // products up to and including entry first + u
+            // Targets ceil(c x total / chunks) in (after - len, after]: c in (f(after - len), f(after)].
+            const std::uint64_t lo = (after - len[u]) * chunks / total, hi = after * chunks / total;
+            for (std::uint64_t c = lo + 1; c <= hi && c < chunks; ++c) b[c] = first + u + 1;
         }
+        carry += scan[B / 32 - 1];
+        __syncthreads();
     }
 }
 
@@ -472,11 +505,15 @@ HYBLA_HD constexpr std::size_t tile_bytes() {
 // The end of a (hub, tile) pair. Symbolic: the bits of its tile's columns counted, the pair's count written and
 // added to the row's. Numeric: its entries (flags/vals: the tile's accumulator) written in column order where the
 // pairs' exclusive sum of counts puts them, thread tid owning columns [tid * C, tid * C + C).
-template <unsigned B>
+// (L2: bits are the pair's bitmap in global memory, set by other blocks' atomics, read from L2.)
+template <unsigned B, bool L2 = false>
 __device__ void write_tile_count(const RowArgs& x, const TileArgs& t, std::uint64_t pair, std::uint32_t row,
                                  const std::uint32_t* bits, std::uint64_t* scan) {
     std::uint64_t cnt = 0;
-    for (unsigned w = threadIdx.x; w < max_tile / 32; w += B) cnt += __popc(bits[w]);
+    for (unsigned w = threadIdx.x; w < max_tile / 32; w += B) {
+        if constexpr (L2) cnt += __popc(__ldcg(bits + w));
+        else cnt += __popc(bits[w]);
+    }
     cnt = group_sum<B>(cnt, scan);
     if (threadIdx.x == 0) {
         t.job_nnz[pair] = cnt;
@@ -628,12 +665,23 @@ __global__ void __launch_bounds__(tile_block, 8) tile_rows_kernel(const RowArgs 
             }
             __syncthreads();
         }
-        // A chunk of a pair of several: its part goes to the pair's bitmap or to its partial slot, for
-        // pair_count_kernel or pair_fold_kernel.
+        // A chunk of a pair of several: its part goes to the pair's bitmap, which the pair's last job to finish
+        // counts (the other jobs' atomics seen through the fences around the count of jobs done), or to its
+        // partial slot, for pair_fold_kernel.
         if (chunks > 1) {
             if constexpr (!Values) {
+                std::uint32_t* const pb = t.pair_bits + pair * (max_tile / 32);
                 for (unsigned w = tid; w < max_tile / 32; w += B)
-                    if (bits[w]) atomicOr(t.pair_bits + pair * (max_tile / 32) + w, bits[w]);
+                    if (bits[w]) atomicOr(pb + w, bits[w]);
+                __threadfence();
+                __syncthreads();
+                __shared__ bool last;
+                if (tid == 0) last = atomicAdd(t.pair_done + pair, 1u) + 1 == chunks;
+                __syncthreads();
+                if (last) {
+                    __threadfence();
+                    write_tile_count<B, true>(x, t, pair, row, pb, scan);
+                }
             } else {
                 T* const partial = static_cast<T*>(t.partial);
                 for (unsigned c = tid; c < max_tile; c += B) {
@@ -657,17 +705,6 @@ __device__ inline ChunkedPair chunked_pair(const TileArgs& t, std::uint64_t pair
     if (pair >= t.pairs) return {};
     const std::uint64_t h = pair / t.tiles, chunks = (t.job_start[h + 1] - t.job_start[h]) / t.tiles;
     return {h, chunks > 1 ? chunks : 0};
-}
-
-// Symbolic, chunked hubs: a block per (hub, tile) pair counts the bits its chunks' jobs set.
-template <unsigned B>
-__global__ void __launch_bounds__(B) pair_count_kernel(const RowArgs x, const TileArgs t) {
-    __shared__ std::uint64_t scan[33];
-    for (std::uint64_t pair = blockIdx.x; pair < t.pairs; pair += gridDim.x) {
-        const ChunkedPair p = chunked_pair(t, pair);
-        if (!p.chunks) continue;
-        write_tile_count<B>(x, t, pair, t.rows[p.h], t.pair_bits + pair * (max_tile / 32), scan);
-    }
 }
 
 // Numeric, chunked hubs: a block per B columns of a (hub, tile) pair, a thread per column, folds the column's

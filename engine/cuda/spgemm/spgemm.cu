@@ -80,6 +80,7 @@ __device__ inline Offset warp_row_products(Index i, const Offset* a_off, const C
 struct GroupStats {
     unsigned long long counts[group_count], global_max, cursor[group_count], total;
     unsigned long long hub_products, hub_max_products;  // the hub rows' products: all, the most of one
+    unsigned long long tiles_taken;  // the numeric grouping's tiles of rows handed out (scan_look_back)
 };
 
 struct GroupArgs {
@@ -104,7 +105,43 @@ struct GroupArgs {
     const Offset* scan_in = nullptr;
     Offset* scan_out = nullptr;
     std::uint64_t scan_n = 0;
+    // Numeric grouping: the exclusive sum of nnz, rows 0 .. m, also written (C's row offsets), with a state
+    // word per tile of block_size rows (zeroed) for scan_look_back.
+    Offset* row_off = nullptr;
+    unsigned long long* row_state = nullptr;
 };
+
+// Decoupled look-back, by a whole warp, for tile `tile` of an exclusive sum whose own sum is agg: publishes
+// agg at once, then adds the earlier tiles' published sums, 32 at a time, back to the first that publishes its
+// inclusive prefix; publishes its own and returns the sum of all earlier tiles. Tiles must be taken in order
+// (each earlier one by a running block, which publishes without waiting). state: a word per tile, zeroed; its top
+// two bits say what the rest holds (scan_own: the tile's own sum; scan_prefix: its inclusive prefix).
+inline constexpr unsigned long long scan_own = 1ull << 62, scan_prefix = 2ull << 62, scan_value = scan_own - 1;
+__device__ inline Offset scan_look_back(unsigned long long* state, std::uint64_t tile, Offset agg) {
+    const unsigned lane = threadIdx.x & 31;
+    volatile unsigned long long* const st = state;
+    if (tile == 0) {
+        if (lane == 0) st[0] = scan_prefix | agg;
+        return 0;
+    }
+    if (lane == 0) st[tile] = scan_own | agg;
+    Offset before = 0;
+    for (std::int64_t p = std::int64_t(tile) - 1;; p -= 32) {
+        const std::int64_t q = p - std::int64_t(lane);
+        unsigned long long v = 0;
+        if (q >= 0)
+            do v = st[q];
+            while (v == 0);
+        const unsigned done = __ballot_sync(full_mask, (v & scan_prefix) != 0);
+        Offset mine = Offset(v & scan_value);
+        if (done && lane > unsigned(__ffs(done) - 1)) mine = 0;
+        for (unsigned d = 16; d > 0; d >>= 1) mine += __shfl_xor_sync(full_mask, mine, d);
+        before += mine;
+        if (done) break;
+    }
+    if (lane == 0) st[tile] = scan_prefix | (before + agg);
+    return before;
+}
 
 // Row i's size (what bounds its distinct columns) and group, given its products.
 __device__ inline std::uint8_t group_of(const GroupArgs& x, std::uint64_t i, Offset prod, Offset& s) {
@@ -196,18 +233,8 @@ __global__ void __launch_bounds__(block_size) group_kernel(GroupArgs x) {
         if (lane == 0) queued[slot] = i;
         return true;
     };
-    if (CountProducts && !x.lane_rows) {
-        // A warp per row: rows of A too long for a lane each, or too few rows to keep lanes of their own busy.
-        // Consecutive rows go to different blocks: a block finishes the long rows its warps leave one after
-        // another, and hubs often come together (R-MAT's are its first rows). With 8 entries of a long row a
-        // thread at once: git_web_ml's contraction's counts 40 and 29 -> 31 and 18 us under ncu.
-        for (std::uint64_t i = blockIdx.x + std::uint64_t(gridDim.x) * warp; i < x.m; i += thread_count() / 32) {
-            if (x.a_off[i + 1] - x.a_off[i] > long_entries && queue(i)) continue;
-            const Offset prod = warp_row_products(i, x.a_off, x.a_cols, x.b_off);
-            if (lane == 0) finish_row(i, prod);
-        }
-    } else
-    for (std::uint64_t w = thread_index() / 32 * 32; w < x.m; w += thread_count()) {
+    // Rows w .. w + 31, a lane each (a whole warp calls it).
+    auto warp_rows = [&](std::uint64_t w) {
         const std::uint64_t i = w + lane;
         bool row = i < x.m;
         Offset prod = 0;
@@ -244,6 +271,53 @@ __global__ void __launch_bounds__(block_size) group_kernel(GroupArgs x) {
         const unsigned peers = __match_any_sync(full_mask, g);
         if (g != no_group && lane == unsigned(__ffs(peers) - 1)) atomicAdd(&hist[g], (unsigned long long)__popc(peers));
         if (g == global_group) atomicMax(&x.stats->global_max, (unsigned long long)s);  // rare
+    };
+    if (CountProducts && !x.lane_rows) {
+        // A warp per row: rows of A too long for a lane each, or too few rows to keep lanes of their own busy.
+        // Consecutive rows go to different blocks: a block finishes the long rows its warps leave one after
+        // another, and hubs often come together (R-MAT's are its first rows). With 8 entries of a long row a
+        // thread at once: git_web_ml's contraction's counts 40 and 29 -> 31 and 18 us under ncu.
+        for (std::uint64_t i = blockIdx.x + std::uint64_t(gridDim.x) * warp; i < x.m; i += thread_count() / 32) {
+            if (x.a_off[i + 1] - x.a_off[i] > long_entries && queue(i)) continue;
+            const Offset prod = warp_row_products(i, x.a_off, x.a_cols, x.b_off);
+            if (lane == 0) finish_row(i, prod);
+        }
+    } else if (!CountProducts && x.row_off) {
+        // The numeric grouping also writes the rows' exclusive sum (C's row offsets): blocks take tiles of
+        // block_size rows in order from a counter, and each tile adds the sums its predecessors have published
+        // (decoupled look-back: a tile's own sum is published at once, its prefix once known). Two launches
+        // less than a scan of its own, and no wait between the scan and the grouping.
+        __shared__ std::uint64_t tile_id;
+        __shared__ Offset warp_total[block_size / 32], tile_prefix;
+        for (;;) {
+            __syncthreads();  // tile_id, warp_total and tile_prefix of the last tile are read
+            if (threadIdx.x == 0) tile_id = atomicAdd(&x.stats->tiles_taken, 1ull);
+            __syncthreads();
+            const std::uint64_t tile = tile_id;
+            if (tile * block_size > x.m) break;  // (the offsets run to row m: the total)
+            const std::uint64_t w = tile * block_size + warp * 32, i = w + lane;
+            warp_rows(w);
+            const Offset cnt = i < x.m ? x.nnz[i] : 0;
+            Offset incl = cnt;
+            for (unsigned d = 1; d < 32; d <<= 1) {
+                const Offset t = __shfl_up_sync(full_mask, incl, d);
+                if (lane >= d) incl += t;
+            }
+            if (lane == 31) warp_total[warp] = incl;
+            __syncthreads();
+            if (warp == 0) {
+                Offset agg = lane < block_size / 32 ? warp_total[lane] : 0;
+                for (unsigned d = 16; d > 0; d >>= 1) agg += __shfl_xor_sync(full_mask, agg, d);
+                const Offset before = scan_look_back(x.row_state, tile, agg);
+                if (lane == 0) tile_prefix = before;
+            }
+            __syncthreads();
+            Offset carry = tile_prefix;
+            for (unsigned v = 0; v < warp; ++v) carry += warp_total[v];
+            if (i <= x.m) x.row_off[i] = carry + incl - cnt;
+        }
+    } else {
+        for (std::uint64_t w = thread_index() / 32 * 32; w < x.m; w += thread_count()) warp_rows(w);
     }
     if constexpr (CountProducts) {
         // The long rows the warps left, each counted by the whole block.
@@ -284,11 +358,20 @@ __global__ void __launch_bounds__(block_size) group_kernel(GroupArgs x) {
 // The rows listed group by group (where each group starts: the counts before it). A block takes block_size
 // consecutive rows at a time and reserves room for each group's rows among them with one atomic, so a group's
 // rows come in runs of ascending rows; the runs' order is whatever the blocks' order was (it changes no result).
+// Block 0 also copies the grouping's counts (final once group_kernel has run) to `host`, page-locked host memory
+// the host reads once the stream is done: no copy to queue and wait for (4-7 us of host time a grouping).
 __global__ void __launch_bounds__(block_size) place_kernel(Index m, const std::uint8_t* key, GroupStats* stats,
-                                                           std::uint32_t* rows) {
+                                                           std::uint32_t* rows, GroupStats* host) {
     constexpr unsigned warps = block_size / 32;
     __shared__ unsigned long long start[group_count], base[group_count];
     __shared__ unsigned count[warps][group_count + 1];  // the warps' rows per group, then their offsets
+    if (blockIdx.x == 0 && threadIdx.x < group_count) host->counts[threadIdx.x] = stats->counts[threadIdx.x];
+    if (blockIdx.x == 0 && threadIdx.x == 32) {
+        host->global_max = stats->global_max;
+        host->total = stats->total;
+        host->hub_products = stats->hub_products;
+        host->hub_max_products = stats->hub_max_products;
+    }
     if (threadIdx.x == 0) {
         unsigned long long at = 0;
         for (unsigned g = 0; g < group_count; ++g) {
@@ -504,22 +587,7 @@ void launch_light(const RowArgs& x, const std::array<unsigned long long, group_c
     check_launch(Values ? "SpGEMM: numeric kernel (light rows)" : "SpGEMM: symbolic kernel (light rows)");
 }
 
-// split[k * (tiles + 1) + t] = the first entry of B(k,:) with a column of at least t * width (a thread each).
-__global__ void split_kernel(Index rows, const Offset* b_off, const ColIndex* b_cols, unsigned tiles, unsigned width,
-                             Offset* split) {
-    const std::uint64_t per = std::uint64_t(tiles) + 1;
-    for (std::uint64_t i = thread_index(); i < rows * per; i += thread_count()) {
-        const std::uint64_t k = i / per, t = i % per, c = t * width;
-        Offset b = b_off[k], e = b_off[k + 1];
-        if (t == tiles) b = e;
-        while (b < e) {
-            const Offset mid = b + (e - b) / 2;
-            if (b_cols[mid] < c) b = mid + 1;
-            else e = mid;
-        }
-        split[i] = b;
-    }
-}
+__global__ void split_kernel(const SplitArgs s) { s.run(thread_index(), thread_count()); }
 
 template <class T, class Sr, bool Values>
 void launch_tiles(const RowArgs& x, const TileArgs& t, const Sr& sr, int device, cudaStream_t stream) {
@@ -576,16 +644,29 @@ unsigned grouping_blocks(std::uint64_t threads, const Context& ctx) {
     return std::min<unsigned>(grid_for(threads), 8 * multiprocessor_count(ctx.device()));
 }
 
+// The page-locked host memory place_kernel copies a grouping's counts to: one per host thread, as a thread reads
+// each grouping's counts before it launches the next.
+GroupStats* host_stats(int device) {
+    struct Cell {
+        HostCell cell;
+        ~Cell() { host_cell_destroy(cell); }
+    };
+    thread_local Cell c;
+    if (!c.cell.data) c.cell = host_cell_create(sizeof(GroupStats), device);
+    return static_cast<GroupStats*>(c.cell.data);
+}
+
 // Lists the rows group by group (rows), after launch_grouping.
 void place_rows(Grouping& grp, const Context& ctx) {
     const Index m = grp.m;
-    place_kernel<<<grouping_blocks(m, ctx), block_size, 0, stream_of(ctx)>>>(m, grp.keys, grp.stats, grp.rows);
+    place_kernel<<<grouping_blocks(m, ctx), block_size, 0, stream_of(ctx)>>>(m, grp.keys, grp.stats, grp.rows,
+                                                                            host_stats(ctx.device()));
     check_launch("SpGEMM: place kernel");
 }
 
-// Groups the rows (group_kernel) into out (reserved, its stats zeroed); with place, the rows are also listed by
-// group (place_rows), otherwise the caller may do it later, or never. read_groups brings the counts to the host.
-void launch_grouping(const GroupArgs& proto, bool count_products, bool place, Grouping& out, const Context& ctx) {
+// Groups the rows (group_kernel) into out (reserved, its stats zeroed) and lists them by group (place_rows);
+// read_groups brings the counts to the host.
+void launch_grouping(const GroupArgs& proto, bool count_products, Grouping& out, const Context& ctx) {
     const cudaStream_t stream = stream_of(ctx);
     GroupArgs x = proto;
     x.size = out.size;
@@ -595,13 +676,13 @@ void launch_grouping(const GroupArgs& proto, bool count_products, bool place, Gr
     if (count_products) group_kernel<true><<<blocks, block_size, 0, stream>>>(x);
     else group_kernel<false><<<blocks, block_size, 0, stream>>>(x);
     check_launch("SpGEMM: group kernel");
-    if (place) place_rows(out, ctx);
+    place_rows(out, ctx);
 }
 
 // The counts of launch_grouping on the host: one wait for the stream.
 void read_groups(Grouping& out, const Context& ctx) {
-    GroupStats host;
-    cuda::copy(&host, out.stats, sizeof host, CopyKind::device_to_host, ctx.stream());
+    check(cudaStreamSynchronize(stream_of(ctx)), "SpGEMM: waiting for the row counts");
+    const GroupStats& host = *host_stats(ctx.device());
     unsigned long long at = 0;
     for (unsigned g = 0; g < group_count; ++g) {
         out.counts[g] = host.counts[g];
@@ -884,6 +965,7 @@ public:
         // Each row's count and both groupings in one allocation.
         rows_carve_.take(row_nnz_, m + 1);
         rows_carve_.take(stats_, 2);
+        rows_carve_.take(row_state_, m / block_size + 1);
         sym_.reserve(m, rows_carve_);
         num_.reserve(m, rows_carve_);
         rows_carve_.allocate();
@@ -918,8 +1000,11 @@ public:
     // Groups the rows for the symbolic phase and lists them by group (launched before the wait, while the host
     // would only wait); returns the product's intermediate products (all rows').
     Offset group() {
-        check(cudaMemsetAsync(stats_, 0, 2 * sizeof(GroupStats), stream_of(ctx_)), "SpGEMM: memset");
-        launch_grouping(gp_, !products_given_, true, sym_, ctx_);
+        // (Both groupings' counts and the numeric one's scan states, one after the other.)
+        const auto zero = reinterpret_cast<const char*>(row_state_ + a_.rows / block_size + 1) -
+                          reinterpret_cast<const char*>(stats_);
+        check(cudaMemsetAsync(stats_, 0, std::size_t(zero), stream_of(ctx_)), "SpGEMM: memset");
+        launch_grouping(gp_, !products_given_, sym_, ctx_);
         read_groups(sym_, ctx_);
         chunk_ = hub_chunk(sym_, tiles_, sizeof(T), ctx_.device());
         setup_ms_ += clock_.mark();
@@ -967,6 +1052,7 @@ public:
                 sym_carve.take(job_start, hubs + 1);
                 sym_carve.take(chunk_bounds, hubs * (max_chunks + 1));
                 sym_carve.take(tx.pair_bits, tx.pairs * (max_tile / 32));
+                sym_carve.take(tx.pair_done, tx.pairs);
             }
         }
         sym_carve.allocate();
@@ -993,8 +1079,11 @@ public:
                         check_launch("SpGEMM: hub jobs kernel");
                     }
                     tx.job_start = job_start;
+                    const SplitArgs sa = split_args(split);  // (its blocks after the hubs')
+                    const std::uint64_t split_blocks = std::min<std::uint64_t>(
+                        (sa.size() + cb_block - 1) / cb_block, 2 * multiprocessor_count(ctx_.device()));
                     chunk_bounds_kernel<cb_block, 4>
-                        <<<unsigned(tx.hubs), cb_block, 0, stream>>>(x_, tx, chunk_bounds, hj);
+                        <<<unsigned(tx.hubs + split_blocks), cb_block, 0, stream>>>(x_, tx, chunk_bounds, hj, sa);
                     check_launch("SpGEMM: chunk bounds kernel");
                     tx.chunk_bounds = chunk_bounds;
                 } else {
@@ -1005,16 +1094,12 @@ public:
                 Fork fork(stream, ctx_.device(), side_by_side && launches(sym_, false) > 1);
                 if (tx.jobs) {  // first: the longest launch, as a rule
                     const cudaStream_t s = fork.next();
-                    if (tiles_ > 1) {
-                        split_kernel<<<grid_for(b_.rows * (tiles_ + 1)), block_size, 0, s>>>(
-                            b_.rows, b_.off, b_.idx, tx.tiles, width_, split);
+                    if (tiles_ > 1 && !chunk_) {  // (with chunks, chunk_bounds_kernel wrote it)
+                        const SplitArgs sa = split_args(split);
+                        split_kernel<<<grid_for(sa.size()), block_size, 0, s>>>(sa);
                         check_launch("SpGEMM: split kernel");
                     }
                     launch_tiles<NoValue, NoValues, false>(x, tx, NoValues{}, ctx_.device(), s);
-                    if (chunk_) {
-                        pair_count_kernel<tile_block><<<pair_blocks(tx.pairs), tile_block, 0, s>>>(x, tx);
-                        check_launch("SpGEMM: pair count kernel");
-                    }
                     sym_ms[tiled_group] = clock_.mark();
                 }
                 if (sym_.counts[0] || sym_.counts[1]) {
@@ -1050,10 +1135,11 @@ public:
             } else if (tx.jobs) {
                 exclusive_sum(tx.job_nnz, job_off, tx.pairs + 1, scratch_, ctx_);
             }
-            exclusive_sum(row_nnz_, c_off_.data(), m + 1, scratch_, ctx_);
             gn.nnz = row_nnz_;
+            gn.row_off = c_off_.data();
+            gn.row_state = row_state_;
             gn.shared_enabled = shared_groups_enabled<true, sizeof(T)>(ctx_.device());
-            launch_grouping(gn, false, true, grp, ctx_);
+            launch_grouping(gn, false, grp, ctx_);
         }
         read_groups(grp, ctx_);
         const Offset nnz = grp.total;
@@ -1155,6 +1241,10 @@ public:
     }
 
 private:
+    // B's split table for the hub tiles (null with one tile: none to write).
+    SplitArgs split_args(Offset* split) const {
+        return SplitArgs{b_.rows, b_.off, b_.idx, unsigned(tiles_), width_, tiles_ > 1 ? split : nullptr};
+    }
     // Blocks of a launch of a block per unit (a (hub, tile) pair, or a part of one): at most 8 a multiprocessor,
     // each taking several.
     unsigned pair_blocks(std::uint64_t units) const {
@@ -1176,6 +1266,7 @@ private:
     Carve rows_carve_;
     Offset* row_nnz_ = nullptr;
     GroupStats* stats_ = nullptr;  // the two groupings'
+    unsigned long long* row_state_ = nullptr;  // GroupArgs::row_state
     Grouping sym_, num_;
     double setup_ms_ = 0;
     RowArgs x_;
