@@ -901,8 +901,9 @@ TEST_CASE("triangle counts of real graphs match their truth files", "[mxm][trian
 // products (the sum over A(i,:) of |B(k,:)|, capped by ncols and by |M(i,:)| for a mask that is not
 // complemented) into shared-memory hash tables for at most 16, 128, 512, 2048 and 4096 products and a
 // global-memory table above; the ranged-indirect gather; unmasked hub rows by tiles of columns. Every case runs
-// under each setting of the kernel's knobs (HYBLA_SPGEMM_MIN_GROUP, HYBLA_SPGEMM_RANGED, HYBLA_SPGEMM_HUB with
-// HYBLA_SPGEMM_TILE and HYBLA_SPGEMM_CHUNK), which change nothing in results (floating sums: within rounding),
+// under each setting of the kernel's knobs (HYBLA_SPGEMM_MIN_GROUP, HYBLA_SPGEMM_RANGED with HYBLA_SPGEMM_MERGE,
+// HYBLA_SPGEMM_HUB with HYBLA_SPGEMM_TILE and HYBLA_SPGEMM_CHUNK), which change nothing in results (floating sums:
+// within rounding),
 // and once on expand-sort-compress (HYBLA_SPGEMM=esc), on whichever backend the binary uses (the CPU backend
 // ignores them), against a sparse reference.
 
@@ -913,7 +914,7 @@ using hybla_test::EnvGuard;
 // One setting of the SpGEMM knobs; nullptr leaves the variable unset.
 struct SpgemmKnobs {
     const char* min_group;  // every non-empty row to this group or higher (5: global tables; 3, 4: block per row)
-    const char* ranged;     // the ranged-indirect gather off (0) or on (1)
+    const char* ranged;     // the ranged-indirect gather off (0) or on (1); off, each group also its own launch
     const char* hub;        // unmasked rows of more products than this go to tiles (of 100 columns when set)
 };
 
@@ -926,7 +927,8 @@ std::string describe(const SpgemmKnobs& k) {
     return "HYBLA_SPGEMM_MIN_GROUP=" + s(k.min_group) + " HYBLA_SPGEMM_RANGED=" + s(k.ranged) +
            " HYBLA_SPGEMM_HUB=" + s(k.hub) + (k.hub ? " HYBLA_SPGEMM_TILE=100 HYBLA_SPGEMM_BATCH=5000" : "") +
            (chunked(k) ? " HYBLA_SPGEMM_CHUNK=37" : "") +
-           " HYBLA_SPGEMM=hash" + (k.ranged && std::string(k.ranged) == "0" ? " HYBLA_SPGEMM_DOT=1" : "");
+           " HYBLA_SPGEMM=hash" +
+           (k.ranged && std::string(k.ranged) == "0" ? " HYBLA_SPGEMM_DOT=1 HYBLA_SPGEMM_MERGE=0" : "");
 }
 
 // MIN_GROUP unset/0/3/5 x RANGED 0/1 x HUB unset/1000 (rows above 1000 products go to tiles of 100 columns).
@@ -951,7 +953,7 @@ template <class F>
 void for_each_knob_setting(F&& f) {
     const char* names[] = {"HYBLA_SPGEMM_MIN_GROUP", "HYBLA_SPGEMM_RANGED", "HYBLA_SPGEMM_HUB",
                            "HYBLA_SPGEMM_BATCH", "HYBLA_SPGEMM", "HYBLA_SPGEMM_TILE", "HYBLA_SPGEMM_DOT",
-                           "HYBLA_SPGEMM_CHUNK"};
+                           "HYBLA_SPGEMM_CHUNK", "HYBLA_SPGEMM_MERGE"};
     auto current = [&] {
         std::vector<std::optional<std::string>> v;
         for (const char* name : names) {
@@ -964,11 +966,13 @@ void for_each_knob_setting(F&& f) {
     for (const SpgemmKnobs& k : spgemm_knob_settings()) {
         // The hash SpGEMM (HYBLA_SPGEMM=hash, the default); HUB=1000 also cuts the rows into
         // batches of at most 5000 products; with RANGED=0 masked A·Bᵀ takes the dot products (DOT=1), otherwise
-        // the cost rule chooses.
+        // the cost rule chooses, and each group of rows gets a launch of its own (MERGE=0; these products are
+        // small enough that the groups otherwise share one).
         const bool dot = k.ranged && std::string(k.ranged) == "0";
         EnvGuard g(names[0], k.min_group), r(names[1], k.ranged), b(names[2], k.hub),
             bt(names[3], k.hub ? "5000" : nullptr), h(names[4], "hash"), t(names[5], k.hub ? "100" : nullptr),
-            dt(names[6], dot ? "1" : nullptr), ch(names[7], chunked(k) ? "37" : nullptr);
+            dt(names[6], dot ? "1" : nullptr), ch(names[7], chunked(k) ? "37" : nullptr),
+            mg(names[8], dot ? "0" : nullptr);
         INFO(describe(k));
         f();
     }

@@ -429,26 +429,44 @@ __device__ __forceinline__ void single_rows(const RowArgs& x, const Sr& sr, std:
 }
 
 // A phase's light rows in one launch (a launch costs about 4 us of host time on an H100's host, about what these
-// rows take on the GPU in a small product): blocks [0, b1) take group 1's rows, [b1, b1 + b0) group 0's, the rest
-// (numeric phase) the rows of one entry, a warp each. Shared memory: the larger of the two groups' layouts.
+// rows take on the GPU in a small product): groups 0 and 1 and (numeric phase) the rows of one entry, a warp
+// each. In a small product (the launches would cost more than the heavy rows' blocks lose by sharing one shape)
+// also the groups 2 .. Merged - 1, a block a row (group 2 by 256 threads, not its own launch's 128), heaviest
+// first. part[g]: group g's rows (shared_groups: the rows of one entry); end[k]: where the blocks of groups 4,
+// 3, 2, 1, 0 end, in this order, the rest the rows of one entry. Shared memory: the largest layout launched.
 struct LightArgs {
-    RowArgs g1, g0, single;
-    unsigned b1 = 0, b0 = 0;
+    RowArgs part[shared_groups + 1];
+    unsigned end[shared_groups] = {};
 };
-template <class T, class Sr, bool Values>
+inline constexpr GroupShape light_shape(unsigned g) {
+    return g == 2 ? GroupShape{group_shapes[2].limit, block_size, block_size, group_shapes[2].slots} : group_shapes[g];
+}
+template <class T, class Sr, bool Values, unsigned Merged>
 __global__ void __launch_bounds__(block_size) light_rows_kernel(const LightArgs l, const Sr sr) {
-    constexpr GroupShape s0 = group_shapes[0], s1 = group_shapes[1];
-    static_assert(s0.block == block_size && s1.block == block_size);
+    constexpr GroupShape s0 = light_shape(0), s1 = light_shape(1), s2 = light_shape(2), s3 = light_shape(3),
+                         s4 = light_shape(4);
+    static_assert(s0.block == block_size && s1.block == block_size && s3.block == block_size &&
+                  s4.block == block_size);
     extern __shared__ __align__(16) unsigned char smem[];
     const unsigned b = blockIdx.x;
-    if (b < l.b1) {
-        rows_body<T, Sr, Values, s1.g, s1.block, s1.slots>(l.g1, sr, b, l.b1, smem);
-    } else if (b < l.b1 + l.b0) {
-        rows_body<T, Sr, Values, s0.g, s0.block, s0.slots>(l.g0, sr, b - l.b1, l.b0, smem);
+    if constexpr (Merged > 4)
+        if (b < l.end[0]) return rows_body<T, Sr, Values, s4.g, s4.block, s4.slots>(l.part[4], sr, b, l.end[0], smem);
+    if constexpr (Merged > 3)
+        if (b < l.end[1])
+            return rows_body<T, Sr, Values, s3.g, s3.block, s3.slots>(l.part[3], sr, b - l.end[0], l.end[1] - l.end[0],
+                                                                     smem);
+    if constexpr (Merged > 2)
+        if (b < l.end[2])
+            return rows_body<T, Sr, Values, s2.g, s2.block, s2.slots>(l.part[2], sr, b - l.end[1], l.end[2] - l.end[1],
+                                                                     smem);
+    if (b < l.end[3]) {
+        rows_body<T, Sr, Values, s1.g, s1.block, s1.slots>(l.part[1], sr, b - l.end[2], l.end[3] - l.end[2], smem);
+    } else if (b < l.end[4]) {
+        rows_body<T, Sr, Values, s0.g, s0.block, s0.slots>(l.part[0], sr, b - l.end[3], l.end[4] - l.end[3], smem);
     } else if constexpr (Values) {
         constexpr unsigned warps = block_size / 32;
-        const std::uint64_t first = std::uint64_t(b - l.b1 - l.b0) * warps + threadIdx.x / 32;
-        single_rows<T, Sr>(l.single, sr, first, std::uint64_t(gridDim.x - l.b1 - l.b0) * warps);
+        const std::uint64_t first = std::uint64_t(b - l.end[4]) * warps + threadIdx.x / 32;
+        single_rows<T, Sr>(l.part[shared_groups], sr, first, std::uint64_t(gridDim.x - l.end[4]) * warps);
     }
 }
 
@@ -562,29 +580,93 @@ void launch_group(unsigned g, const RowArgs& x, const Sr& sr, std::uint64_t bloc
 
 // Launches light_rows_kernel over groups 0 and 1 of gr (and its rows of one entry, in the numeric phase), x
 // the phase's arguments; nothing when they have no rows.
-template <class T, class Sr, bool Values>
-void launch_light(const RowArgs& x, const std::array<unsigned long long, group_count>& counts,
-                  const std::array<unsigned long long, group_count>& start, const std::uint32_t* rows, const Sr& sr,
-                  cudaStream_t stream) {
-    constexpr auto& s = group_shapes;
-    LightArgs l{x, x, x};
-    RowArgs* const part[3] = {&l.g0, &l.g1, &l.single};
-    const unsigned group[3] = {0, 1, single_group};
-    for (unsigned k = 0; k < 3; ++k) {
-        part[k]->rows = rows + start[group[k]];
-        part[k]->nrows = Values || k < 2 ? counts[group[k]] : 0;
+struct Grouping {
+    void reserve(Index rows_, Carve& carve) {
+        m = rows_;
+        carve.take(size, m);
+        carve.take(rows, m);
+        carve.take(keys, m);
     }
-    auto blocks = [](std::uint64_t n, unsigned per) { return unsigned((n + per - 1) / per); };
-    l.b0 = blocks(l.g0.nrows, s[0].block / s[0].g);
-    l.b1 = blocks(l.g1.nrows, s[1].block / s[1].g);
-    const std::uint64_t all = std::uint64_t(l.b0) + l.b1 + blocks(l.single.nrows, block_size / 32);
-    if (all == 0) return;
-    constexpr std::size_t bytes = std::max(group_layout<Values, sizeof(T), s[0].g, s[0].block, s[0].slots>().bytes,
-                                           group_layout<Values, sizeof(T), s[1].g, s[1].block, s[1].slots>().bytes);
-    constexpr auto kernel = light_rows_kernel<T, Sr, Values>;
-    allow_shared<kernel>(bytes);
-    kernel<<<unsigned(std::min<std::uint64_t>(all, 0x7FFFFFFF)), block_size, bytes, stream>>>(l, sr);
+    Index m = 0;
+    GroupStats* stats = nullptr;
+    Offset* size = nullptr;
+    std::uint32_t* rows = nullptr;  // filled by place_rows
+    std::uint8_t* keys = nullptr;   // each row's group
+    std::array<unsigned long long, group_count> counts{}, start{};
+    unsigned long long global_max = 0;  // the largest size in the global group
+    unsigned long long total = 0;  // products (symbolic) or entries (numeric) of all rows
+    unsigned long long hub_products = 0, hub_max_products = 0;  // as in GroupStats
+};
+
+// Products up to which a product's heavier groups of few rows join the light rows' launch (HashProduct::merged):
+// HYBLA_SPGEMM_MERGE when set (tests), else 2^23. Below, a launch's 4 us of host time is more than such rows lose
+// by a shape not their own (group 2) and the light rows by the largest group's shared memory.
+std::uint64_t merge_products() {
+    if (const char* e = std::getenv("HYBLA_SPGEMM_MERGE"); e && *e) return std::strtoull(e, nullptr, 10);
+    return std::uint64_t(1) << 23;
+}
+
+// Shared memory of the light rows' layout of group g.
+template <bool Values, std::size_t VSIZE, unsigned g>
+constexpr std::size_t light_bytes() {
+    constexpr GroupShape s = light_shape(g);
+    return group_layout<Values, VSIZE, s.g, s.block, s.slots>().bytes;
+}
+
+// The shared-memory groups a small product's phase launches with its light rows: the symbolic phase all (40
+// registers a thread), the numeric one groups 0 to 2 (at most 64 registers; the kernel takes those of its
+// heaviest group's sort: with group 3, 118 for floats of a built-in semiring, 2 blocks a multiprocessor for
+// the light rows where 5 fit).
+template <bool Values>
+constexpr unsigned merged_groups() {
+    return Values ? 3 : shared_groups;
+}
+
+// The light rows of grouping gr in one launch, with the groups of bit mask `merged` too (groups 0 and 1 always,
+// others below merged_groups<Values>()). Returns whether it launched.
+template <class T, class Sr, bool Values>
+bool launch_light(const RowArgs& x, const Grouping& gr, unsigned merged, const Sr& sr, int device,
+                  cudaStream_t stream) {
+    constexpr std::array<std::size_t, shared_groups> bytes_of = {
+        light_bytes<Values, sizeof(T), 0>(), light_bytes<Values, sizeof(T), 1>(), light_bytes<Values, sizeof(T), 2>(),
+        light_bytes<Values, sizeof(T), 3>(), light_bytes<Values, sizeof(T), 4>()};
+    LightArgs l;
+    std::uint64_t blocks[shared_groups] = {}, all = 0;
+    std::size_t bytes = 0;
+    for (unsigned g = 0; g <= shared_groups; ++g) {
+        const unsigned group = g < shared_groups ? g : single_group;
+        l.part[g] = x;
+        l.part[g].rows = gr.rows + gr.start[group];
+        l.part[g].nrows = (merged >> g & 1) || (Values && g == shared_groups) ? gr.counts[group] : 0;
+        if (g < shared_groups && l.part[g].nrows) {
+            const GroupShape s = light_shape(g);
+            blocks[g] = (l.part[g].nrows + s.block / s.g - 1) / (s.block / s.g);
+            bytes = std::max(bytes, bytes_of[g]);
+        }
+    }
+    for (unsigned k = 0; k < shared_groups; ++k) {  // groups 4, 3, 2, 1, 0
+        all += blocks[shared_groups - 1 - k];
+        l.end[k] = unsigned(std::min<std::uint64_t>(all, 0x7FFFFFFF));
+    }
+    all += (l.part[shared_groups].nrows + block_size / 32 - 1) / (block_size / 32);
+    if (all == 0) return false;
+    const unsigned grid = unsigned(std::min<std::uint64_t>(all, 0x7FFFFFFF));
+    if (merged > 3) {
+        // (The attribute is set once: for the largest layout of a merged group the device holds.)
+        constexpr unsigned M = merged_groups<Values>();
+        std::size_t most = 0;
+        const unsigned enabled = std::min(M, shared_groups_enabled<Values, sizeof(T)>(device));
+        for (unsigned g = 0; g < enabled; ++g) most = std::max(most, bytes_of[g]);
+        constexpr auto kernel = light_rows_kernel<T, Sr, Values, M>;
+        allow_shared<kernel>(most);
+        kernel<<<grid, block_size, bytes, stream>>>(l, sr);
+    } else {
+        constexpr auto kernel = light_rows_kernel<T, Sr, Values, 2>;
+        allow_shared<kernel>(std::max(bytes_of[0], bytes_of[1]));
+        kernel<<<grid, block_size, bytes, stream>>>(l, sr);
+    }
     check_launch(Values ? "SpGEMM: numeric kernel (light rows)" : "SpGEMM: symbolic kernel (light rows)");
+    return true;
 }
 
 __global__ void split_kernel(const SplitArgs s) { s.run(thread_index(), thread_count()); }
@@ -621,23 +703,6 @@ unsigned tile_width() {
 
 // Rows listed by group, and where each group starts. The device arrays are the caller's (reserve; stats set
 // and zeroed by the caller before launch_grouping).
-struct Grouping {
-    void reserve(Index rows_, Carve& carve) {
-        m = rows_;
-        carve.take(size, m);
-        carve.take(rows, m);
-        carve.take(keys, m);
-    }
-    Index m = 0;
-    GroupStats* stats = nullptr;
-    Offset* size = nullptr;
-    std::uint32_t* rows = nullptr;  // filled by place_rows
-    std::uint8_t* keys = nullptr;   // each row's group
-    std::array<unsigned long long, group_count> counts{}, start{};
-    unsigned long long global_max = 0;  // the largest size in the global group
-    unsigned long long total = 0;  // products (symbolic) or entries (numeric) of all rows
-    unsigned long long hub_products = 0, hub_max_products = 0;  // as in GroupStats
-};
 
 // Blocks of the grouping kernels: at most a few per SM, as each block adds its counts to the same few words.
 unsigned grouping_blocks(std::uint64_t threads, const Context& ctx) {
@@ -1007,6 +1072,7 @@ public:
         launch_grouping(gp_, !products_given_, sym_, ctx_);
         read_groups(sym_, ctx_);
         chunk_ = hub_chunk(sym_, tiles_, sizeof(T), ctx_.device());
+        merge_ = sym_.total <= merge_products();
         setup_ms_ += clock_.mark();
         return sym_.total;
     }
@@ -1029,12 +1095,11 @@ public:
         tx.tiles = unsigned(tiles_);
         tx.width = width_;
         const bool side_by_side = !trace_enabled();
-        // A phase's launches: its tile launch, if any, one for its light rows (groups 0 and 1, the rows of one
-        // entry in the numeric phase) and one per other group of rows (side streams pay only for two or more).
+        // A phase's launches: its tile launch, if any, one for its light rows (launch_row_groups) and one per
+        // other group of rows (side streams pay only for two or more).
         auto launches = [&](const Grouping& gr, bool numeric) {
             unsigned k = tx.jobs ? 1 : 0;
-            k += gr.counts[0] || gr.counts[1] || (numeric && gr.counts[single_group]);
-            for (unsigned g = 2; g <= global_group; ++g) k += gr.counts[g] != 0;
+            k += light_launch(gr, numeric) + own_launches(gr, numeric);
             return k;
         };
         if (const std::uint64_t hubs = sym_.counts[tiled_group]) {
@@ -1102,28 +1167,11 @@ public:
                     launch_tiles<NoValue, NoValues, false>(x, tx, NoValues{}, ctx_.device(), s);
                     sym_ms[tiled_group] = clock_.mark();
                 }
-                if (sym_.counts[0] || sym_.counts[1]) {
-                    launch_light<NoValue, NoValues, false>(x, sym_.counts, sym_.start, sym_.rows, NoValues{},
-                                                           fork.next());
-                    sym_ms[0] = clock_.mark();
-                }
-                for (unsigned g = 2; g <= global_group; ++g) {
-                    if (sym_.counts[g] == 0) continue;
-                    RowArgs xg = x;
-                    xg.rows = sym_.rows + sym_.start[g];
-                    xg.nrows = sym_.counts[g];
-                    std::uint64_t blocks;
-                    if (g == global_group) {
-                        xg.t_keys = t_keys;
-                        xg.t_hits = t_hits;
-                        xg.t_slots = gt.slots;
-                        blocks = gt.blocks;
-                    } else {
-                        blocks = group_blocks(g, xg.nrows);
-                    }
-                    launch_group<NoValue, NoValues, false>(g, xg, NoValues{}, blocks, fork.next());
-                    sym_ms[g] = clock_.mark();
-                }
+                RowArgs xs = x;
+                xs.t_keys = t_keys;
+                xs.t_hits = t_hits;
+                xs.t_slots = gt.slots;
+                launch_row_groups<NoValue, NoValues, false>(xs, sym_, NoValues{}, gt, fork, sym_ms);
                 fork.join();
             }
             GroupArgs gn = gp_;
@@ -1199,28 +1247,12 @@ public:
                 }
                 num_ms[tiled_group] = clock_.mark();
             }
-            if (grp.counts[0] || grp.counts[1] || grp.counts[single_group]) {
-                launch_light<T, Sr, true>(x, grp.counts, grp.start, grp.rows, sr_, fork.next());
-                num_ms[0] = clock_.mark();
-            }
-            for (unsigned g = 2; g <= global_group; ++g) {
-                if (grp.counts[g] == 0) continue;
-                RowArgs xg = x;
-                xg.rows = grp.rows + grp.start[g];
-                xg.nrows = grp.counts[g];
-                std::uint64_t blocks;
-                if (g == global_group) {
-                    xg.t_keys = t_keys;
-                    xg.t_vals = t_vals;
-                    xg.t_flags = t_flags;
-                    xg.t_slots = gt.slots;
-                    blocks = gt.blocks;
-                } else {
-                    blocks = group_blocks(g, xg.nrows);
-                }
-                launch_group<T, Sr, true>(g, xg, sr_, blocks, fork.next());
-                num_ms[g] = clock_.mark();
-            }
+            RowArgs xn = x;
+            xn.t_keys = t_keys;
+            xn.t_vals = t_vals;
+            xn.t_flags = t_flags;
+            xn.t_slots = gt.slots;
+            launch_row_groups<T, Sr, true>(xn, grp, sr_, gt, fork, num_ms);
             fork.join();
         }
         // Rows in global tables were written unsorted.
@@ -1241,6 +1273,54 @@ public:
     }
 
 private:
+    // The shared-memory groups a phase launches with its light rows, as a bit mask: groups 0 and 1, and in a
+    // small product (merge_) each heavier one that merged_groups allows whose rows would not fill the device's
+    // multiprocessors with a launch of their own (a block a row).
+    unsigned merged(const Grouping& gr, bool numeric) const {
+        unsigned mask = 3;
+        const unsigned most = numeric ? merged_groups<true>() : merged_groups<false>();
+        for (unsigned g = 2; merge_ && g < most; ++g)
+            if (gr.counts[g] <= std::uint64_t(multiprocessor_count(ctx_.device()))) mask |= 1u << g;
+        return mask;
+    }
+    // Whether a phase has light rows to launch (those groups, the rows of one entry in the numeric phase).
+    bool light_launch(const Grouping& gr, bool numeric) const {
+        bool any = numeric && gr.counts[single_group];
+        for (unsigned g = 0; g < shared_groups; ++g) any = any || ((merged(gr, numeric) >> g & 1) && gr.counts[g]);
+        return any;
+    }
+    // The groups a phase launches on their own.
+    unsigned own_launches(const Grouping& gr, bool numeric) const {
+        unsigned k = 0;
+        for (unsigned g = 2; g <= global_group; ++g) k += gr.counts[g] && !(merged(gr, numeric) >> g & 1);
+        return k;
+    }
+    // A phase's row launches after its tiles': the light rows in one launch, each other group in one of its own.
+    // In a small product the heaviest go first (its time is that of its heaviest rows, whose few blocks then take
+    // multiprocessors before the light rows' many: contraction products 5-8% faster); otherwise the light rows
+    // (git_web_ml's A·A 5% slower heaviest first). x carries the phase's global tables (gt).
+    template <class U, class S, bool Values>
+    void launch_row_groups(const RowArgs& x, const Grouping& gr, const S& sr, const GlobalTables& gt, Fork& fork,
+                           std::array<double, group_count>& ms) {
+        const unsigned mask = merged(gr, Values);
+        auto light = [&] {
+            if (!light_launch(gr, Values)) return;
+            launch_light<U, S, Values>(x, gr, mask, sr, ctx_.device(), fork.next());
+            ms[0] = clock_.mark();
+        };
+        if (!merge_) light();
+        for (unsigned k = 2; k <= global_group; ++k) {
+            const unsigned g = merge_ ? global_group + 2 - k : k;
+            if (gr.counts[g] == 0 || (mask >> g & 1)) continue;
+            RowArgs xg = x;
+            xg.rows = gr.rows + gr.start[g];
+            xg.nrows = gr.counts[g];
+            launch_group<U, S, Values>(g, xg, sr, g == global_group ? gt.blocks : group_blocks(g, xg.nrows),
+                                       fork.next());
+            ms[g] = clock_.mark();
+        }
+        if (merge_) light();
+    }
     // B's split table for the hub tiles (null with one tile: none to write).
     SplitArgs split_args(Offset* split) const {
         return SplitArgs{b_.rows, b_.off, b_.idx, unsigned(tiles_), width_, tiles_ > 1 ? split : nullptr};
@@ -1274,6 +1354,7 @@ private:
     unsigned width_ = max_tile;
     std::uint64_t tiles_ = 1;
     Offset chunk_ = 0;  // hub_chunk
+    bool merge_ = false;  // a small product: heavier groups launched with the light rows (merge_products)
 };
 
 // out[i] = in[i] + base for i < n.
