@@ -109,6 +109,10 @@ struct GroupArgs {
     // word per tile of block_size rows (zeroed) for scan_look_back.
     Offset* row_off = nullptr;
     unsigned long long* row_state = nullptr;
+    // With row_off: rows are not grouped, only summed (scan_only), and the total is also written to total_out
+    // (page-locked host memory), if not null.
+    bool scan_only = false;
+    unsigned long long* total_out = nullptr;
 };
 
 // Decoupled look-back, by a whole warp, for tile `tile` of an exclusive sum whose own sum is agg: publishes
@@ -296,7 +300,7 @@ __global__ void __launch_bounds__(block_size) group_kernel(GroupArgs x) {
             const std::uint64_t tile = tile_id;
             if (tile * block_size > x.m) break;  // (the offsets run to row m: the total)
             const std::uint64_t w = tile * block_size + warp * 32, i = w + lane;
-            warp_rows(w);
+            if (!x.scan_only) warp_rows(w);
             const Offset cnt = i < x.m ? x.nnz[i] : 0;
             Offset incl = cnt;
             for (unsigned d = 1; d < 32; d <<= 1) {
@@ -315,6 +319,10 @@ __global__ void __launch_bounds__(block_size) group_kernel(GroupArgs x) {
             Offset carry = tile_prefix;
             for (unsigned v = 0; v < warp; ++v) carry += warp_total[v];
             if (i <= x.m) x.row_off[i] = carry + incl - cnt;
+            if (i == x.m && x.total_out) {
+                *x.total_out = carry + incl - cnt;
+                __threadfence_system();
+            }
         }
     } else {
         for (std::uint64_t w = thread_index() / 32 * 32; w < x.m; w += thread_count()) warp_rows(w);
@@ -400,6 +408,16 @@ __global__ void __launch_bounds__(block_size) place_kernel(Index m, const std::u
         __syncthreads();
         if (g != no_group) rows[base[g] + count[warp][g] + __popc(peers & ((1u << lane) - 1))] = std::uint32_t(i);
         __syncthreads();
+    }
+}
+
+// C's n entries copied (one launch: two copies cost 4-10 us of host time each).
+template <class T>
+__global__ void copy_entries_kernel(std::uint64_t n, const ColIndex* cols, const T* vals, ColIndex* out_cols,
+                                    T* out_vals) {
+    for (std::uint64_t i = thread_index(); i < n; i += thread_count()) {
+        out_cols[i] = cols[i];
+        out_vals[i] = vals[i];
     }
 }
 
@@ -719,6 +737,23 @@ GroupStats* host_stats(int device) {
     thread_local Cell c;
     if (!c.cell.data) c.cell = host_cell_create(sizeof(GroupStats), device);
     return static_cast<GroupStats*>(c.cell.data);
+}
+
+// An event for the host to wait on behind the rows' sum of a small product (HashProduct::finish): one per host
+// thread and device.
+cudaEvent_t summed_event(int device) {
+    struct Events {
+        std::vector<cudaEvent_t> per_device;
+        ~Events() {
+            for (cudaEvent_t e : per_device)
+                if (e) cudaEventDestroy(e);
+        }
+    };
+    thread_local Events ev;
+    if (ev.per_device.size() <= std::size_t(device)) ev.per_device.resize(device + 1, nullptr);
+    cudaEvent_t& e = ev.per_device[device];
+    if (!e) check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "SpGEMM: cudaEventCreate");
+    return e;
 }
 
 // Lists the rows group by group (rows), after launch_grouping.
@@ -1121,7 +1156,14 @@ public:
             }
         }
         sym_carve.allocate();
-        Grouping& grp = num_;  // grouped again by each row's exact count; the total is nnz(C)
+        // A small product's numeric phase runs on the symbolic grouping (rows grouped by their products, not by
+        // their entries) and is queued before the wait for nnz(C), its entries written to temporaries of one
+        // entry per product and copied out once nnz(C) is known: the GPU does not wait for the host between the
+        // phases, and the numeric grouping is not run (git_web_ml's contraction products 0.36-0.41 -> 0.30-0.32
+        // ms, R-MAT 16's 0.53-0.59 -> 0.52-0.54, H100). Otherwise the rows are grouped again by their exact
+        // counts, whose total is nnz(C).
+        const bool direct = merge_ && sym_.total * (sizeof(ColIndex) + sizeof(T)) <= FreeMemory::small;
+        Grouping& grp = direct ? sym_ : num_;
         {
             // Global tables, freed before the numeric phase's.
             const GlobalTables gt = plan_global(sym_, 4 + 1, ctx_);
@@ -1187,35 +1229,50 @@ public:
             gn.row_off = c_off_.data();
             gn.row_state = row_state_;
             gn.shared_enabled = shared_groups_enabled<true, sizeof(T)>(ctx_.device());
-            launch_grouping(gn, false, grp, ctx_);
+            if (direct) {  // C's row offsets and nnz(C) only, the latter also to the host
+                gn.scan_only = true;
+                gn.total_out = &host_stats(ctx_.device())->total;
+                gn.stats = num_.stats;
+                group_kernel<false><<<grouping_blocks(m, ctx_), block_size, 0, stream>>>(gn);
+                check_launch("SpGEMM: row sum kernel");
+                check(cudaEventRecord(summed_event(ctx_.device()), stream), "SpGEMM: cudaEventRecord");
+            } else {
+                launch_grouping(gn, false, grp, ctx_);
+            }
         }
-        read_groups(grp, ctx_);
-        const Offset nnz = grp.total;
-        setup_ms_ += clock_.mark();
-        trace("cuda spgemm: hash %llu x %llu, symbolic rows per group %llu %llu %llu %llu %llu %llu (global) %llu "
-              "(one entry) %llu (tiles of %u columns), %llu entries; ms %.3f %.3f %.3f %.3f %.3f %.3f %.3f",
-              (unsigned long long)m, (unsigned long long)n, sym_.counts[0], sym_.counts[1], sym_.counts[2],
-              sym_.counts[3], sym_.counts[4], sym_.counts[5], sym_.counts[6], sym_.counts[7], width_,
-              (unsigned long long)nnz, sym_ms[0], sym_ms[1], sym_ms[2], sym_ms[3], sym_ms[4], sym_ms[5], sym_ms[7]);
-        if (nnz == 0) return out;
-
-        // C allocated once, exactly.
-        const std::size_t c_bytes = std::size_t(nnz) * (sizeof(ColIndex) + sizeof(T));
-        // (Asking the device costs a few microseconds: small products just allocate, which also fails with
-        // OutOfMemory.)
-        if (c_bytes > (std::size_t(1) << 30) && c_bytes > available_device_bytes(ctx_.device()))
-            throw OutOfMemory("SpGEMM: the product has " + std::to_string(nnz) + " entries, " +
-                                  std::to_string(c_bytes) + " bytes, more than the device has free",
-                              c_bytes);
-        Array<ColIndex> c_cols(nnz, ctx_);
-        Array<T> c_vals(nnz, ctx_);
+        Offset nnz = 0;
+        auto symbolic_done = [&] {
+            setup_ms_ += clock_.mark();
+            trace("cuda spgemm: hash %llu x %llu, symbolic rows per group %llu %llu %llu %llu %llu %llu (global) "
+                  "%llu (one entry) %llu (tiles of %u columns), %llu entries; ms %.3f %.3f %.3f %.3f %.3f %.3f %.3f",
+                  (unsigned long long)m, (unsigned long long)n, sym_.counts[0], sym_.counts[1], sym_.counts[2],
+                  sym_.counts[3], sym_.counts[4], sym_.counts[5], sym_.counts[6], sym_.counts[7], width_,
+                  (unsigned long long)nnz, sym_ms[0], sym_ms[1], sym_ms[2], sym_ms[3], sym_ms[4], sym_ms[5],
+                  sym_ms[7]);
+        };
+        Array<ColIndex> c_cols(0, ctx_);
+        Array<T> c_vals(0, ctx_);
+        if (!direct) {
+            read_groups(grp, ctx_);
+            nnz = grp.total;
+            symbolic_done();
+            if (nnz == 0) return out;
+            // C allocated once, exactly.
+            const std::size_t c_bytes = std::size_t(nnz) * (sizeof(ColIndex) + sizeof(T));
+            // (Asking the device costs a few microseconds: small products just allocate, which also fails with
+            // OutOfMemory.)
+            if (c_bytes > (std::size_t(1) << 30) && c_bytes > available_device_bytes(ctx_.device()))
+                throw OutOfMemory("SpGEMM: the product has " + std::to_string(nnz) + " entries, " +
+                                      std::to_string(c_bytes) + " bytes, more than the device has free",
+                                  c_bytes);
+            c_cols = Array<ColIndex>(nnz, ctx_);
+            c_vals = Array<T>(nnz, ctx_);
+        }
 
         // Numeric phase.
         x.size = grp.size;
         x.row_nnz = nullptr;
         x.c_off = c_off_.data();
-        x.c_cols = c_cols.data();
-        x.c_vals = c_vals.data();
         const GlobalTables gt = plan_global(grp, 4 + 1 + sizeof(T), ctx_);
         Carve num_carve(ctx_);
         std::uint32_t* t_keys = nullptr;
@@ -1229,7 +1286,15 @@ public:
             num_carve.take(partial, tx.jobs * max_tile);
             num_carve.take(tx.partial_bits, tx.jobs * (max_tile / 32));
         }
+        ColIndex* bound_cols = nullptr;  // direct: C's entries, at most one a product
+        T* bound_vals = nullptr;
+        if (direct) {
+            num_carve.take(bound_cols, sym_.total);
+            num_carve.take(bound_vals, sym_.total);
+        }
         num_carve.allocate();
+        x.c_cols = direct ? bound_cols : c_cols.data();
+        x.c_vals = direct ? static_cast<void*>(bound_vals) : static_cast<void*>(c_vals.data());
         tx.partial = partial;
         if (tx.jobs) {
             tx.job_off = job_off;
@@ -1256,9 +1321,22 @@ public:
             fork.join();
         }
         // Rows in global tables were written unsorted.
-        sort_rows<T>(grp.rows + grp.start[global_group], grp.counts[global_group], row_nnz_,
-                     c_off_.data(), c_cols.data(), c_vals.data(), scratch_, ctx_);
+        sort_rows<T>(grp.rows + grp.start[global_group], grp.counts[global_group], row_nnz_, c_off_.data(),
+                     x.c_cols, static_cast<T*>(x.c_vals), scratch_, ctx_);
         const double sort_ms = clock_.mark();
+        if (direct) {
+            // nnz(C) (the GPU goes on with the numeric phase meanwhile), then C's entries copied out of the
+            // temporaries after it.
+            check(cudaEventSynchronize(summed_event(ctx_.device())), "SpGEMM: waiting for the rows' sum");
+            nnz = host_stats(ctx_.device())->total;
+            symbolic_done();
+            if (nnz == 0) return out;
+            c_cols = Array<ColIndex>(nnz, ctx_);
+            c_vals = Array<T>(nnz, ctx_);
+            copy_entries_kernel<T><<<grid_for(nnz), block_size, 0, stream>>>(nnz, bound_cols, bound_vals,
+                                                                         c_cols.data(), c_vals.data());
+            check_launch("SpGEMM: copying the entries");
+        }
         trace("cuda spgemm: hash, numeric rows per group %llu %llu %llu %llu %llu %llu (global) %llu (one entry) "
               "%llu (tiles), ranged gather %s; ms %.3f %.3f %.3f %.3f %.3f %.3f %.3f %.3f, global rows sorted %.3f, "
               "setup %.3f",
