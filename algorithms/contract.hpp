@@ -67,9 +67,11 @@ std::vector<L> renumber(std::span<const L> labels, LabelOrder order, Emit&& emit
     const std::uint64_t span = std::uint64_t(U(U(hi) - base));
     if (span < 4 * std::uint64_t(labels.size()) + 1024) {
         constexpr Index none = std::numeric_limits<Index>::max();
-        // (Kept per thread: a fresh table costs a page fault per 4 KB on every call, most of the time on a
-        // host where faults are slow.)
-        thread_local std::vector<Index> id;
+        // (Up to 2^20 labels' span kept per thread: a fresh table costs a page fault per 4 KB on every call,
+        // most of the time on a host where faults are slow.)
+        thread_local std::vector<Index> kept;
+        std::vector<Index> fresh;
+        std::vector<Index>& id = span < (std::uint64_t(1) << 20) ? kept : fresh;
         id.assign(span + 1, none);
         auto slot = [&](L l) -> Index& { return id[std::size_t(U(U(l) - base))]; };
         if (order == LabelOrder::value) {
@@ -171,9 +173,12 @@ Contracted<T, L> contract(const Matrix<T>& a, std::span<const L> labels, const C
     if (labels.size() != n)
         throw InvalidValue("contract: expected one label per vertex, " + std::to_string(n) + " in all, got " +
                            std::to_string(labels.size()) + " labels");
-    // The compact labels go into Sᵀ's column indices, through a host buffer kept per thread (a fresh one costs a
-    // page fault per 4 KB on every call: soc-Slashdot0902's 82,000 labels took 0.43 ms on an H100's host).
-    thread_local std::vector<ColIndex> host_columns;
+    // The compact labels go into Sᵀ's column indices, through a host buffer kept per thread up to 2^22 vertices
+    // (a fresh one costs a page fault per 4 KB on every call: soc-Slashdot0902's 82,000 labels took 0.43 ms on
+    // an H100's host).
+    thread_local std::vector<ColIndex> kept;
+    std::vector<ColIndex> fresh;
+    std::vector<ColIndex>& host_columns = n <= (Index(1) << 22) ? kept : fresh;
     if (host_columns.size() < n) host_columns.resize(n);
     std::vector<L> original =
         detail::renumber(labels, options.order, [&](std::size_t v, Index c) { host_columns[v] = ColIndex(c); });
