@@ -1363,14 +1363,16 @@ private:
     }
     // Whether a phase has light rows to launch (those groups, the rows of one entry in the numeric phase).
     bool light_launch(const Grouping& gr, bool numeric) const {
+        const unsigned mask = merged(gr, numeric);
         bool any = numeric && gr.counts[single_group];
-        for (unsigned g = 0; g < shared_groups; ++g) any = any || ((merged(gr, numeric) >> g & 1) && gr.counts[g]);
+        for (unsigned g = 0; g < shared_groups; ++g) any = any || ((mask >> g & 1) && gr.counts[g]);
         return any;
     }
     // The groups a phase launches on their own.
     unsigned own_launches(const Grouping& gr, bool numeric) const {
+        const unsigned mask = merged(gr, numeric);
         unsigned k = 0;
-        for (unsigned g = 2; g <= global_group; ++g) k += gr.counts[g] && !(merged(gr, numeric) >> g & 1);
+        for (unsigned g = 2; g <= global_group; ++g) k += gr.counts[g] && !(mask >> g & 1);
         return k;
     }
     // A phase's row launches after its tiles': the light rows in one launch, each other group in one of its own.
