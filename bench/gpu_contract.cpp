@@ -7,11 +7,10 @@
 //
 // CLUSTERS: mcl's output for GRAPH (one cluster per line, vertex names as GRAPH names them); a vertex in no
 // cluster gets a label of its own. Times are medians of --runs repetitions between CUDA events, each
-// including the allocations of the call. Two hybla times: the whole `contract` call as a user makes it (labels
-// renumbered on the host into Sᵀ's columns, Sᵀ written as CSR and uploaded, A·Sᵀ, then S·(A·Sᵀ) with S formed
-// from Sᵀ on the GPU),
+// including the allocations of the call. Two hybla times: the whole `contract` call as a user makes it (the
+// host's labels uploaded and numbered on the GPU into S and Sᵀ, hybla::indicator, then A·Sᵀ and S·(A·Sᵀ)),
 // and its two products alone with S and Sᵀ already on the GPU, which is what the cuSPARSE time covers (S and Sᵀ
-// are built and uploaded outside its timing). The results are compared (entries, and values to 1e-4 relative)
+// are built and uploaded outside its timing); also the indicator alone. The results are compared (entries, and values to 1e-4 relative)
 // before the line is printed; a mismatch makes the exit status 1.
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -58,6 +57,12 @@ double median_ms(int runs, F&& f) {
     return t[t.size() / 2];
 }
 
+// The same shape and pattern (host matrices).
+bool same_pattern(const Matrix<float>& x, const Matrix<float>& y) {
+    return x.nrows() == y.nrows() && x.ncols() == y.ncols() &&
+           std::ranges::equal(x.row_offsets(), y.row_offsets()) && std::ranges::equal(x.col_indices(), y.col_indices());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -93,36 +98,22 @@ int main(int argc, char** argv) {
         const Matrix<float> s = Matrix<float>::from_tuples(k, n, std::span<const Index>(cl.compact),
                                                            std::span<const Index>(vs), std::span<const float>(ones),
                                                            first_op{}, Context::cpu());
-        // hybla's two products alone, Sᵀ on the GPU with its transpose (S) kept on it by the warm-up call.
-        const Matrix<float> st_gpu = s.transposed().to(gpu);
+        // hybla's two products alone, S and Sᵀ on the GPU.
+        const Matrix<float> s_gpu = s.to(gpu), st_gpu = s.transposed().to(gpu);
         Matrix<float> products;
         const double products_ms = median_ms(runs, [&] {
-            products = algorithms::detail::coarsen<plus_monoid>(st_gpu, a);
+            products = algorithms::detail::coarsen<plus_monoid>(s_gpu, st_gpu, a);
             cuda::synchronize(gpu.stream());
         });
-        // The steps of the whole call before its products, each alone: the labels renumbered into Sᵀ's column
-        // indices, then Sᵀ written (offsets and values; here the indices copied too) and uploaded.
-        auto renumbered = [&](Array<ColIndex>& columns) {
-            (void)algorithms::detail::renumber(std::span<const std::int64_t>(labels),
-                                               algorithms::LabelOrder::first_appearance,
-                                               [&](std::size_t v, Index c) { columns[v] = ColIndex(c); });
-        };
-        const double labels_ms = median_ms(runs, [&] {
-            Array<ColIndex> columns(n);
-            renumbered(columns);
-        });
-        Array<ColIndex> columns(n);
-        renumbered(columns);
-        Matrix<float> st_up;
-        const double upload_ms = median_ms(runs, [&] {
-            st_up = algorithms::detail::indicator_transposed<float>(Array<ColIndex>(columns), k, gpu);
+        // The step of the whole call before its products, alone: the labels numbered into S and Sᵀ on the GPU.
+        Indicator<float, std::int64_t> ind;
+        const double indicator_ms = median_ms(runs, [&] {
+            ind = indicator<float>(labels, LabelOrder::first_appearance, gpu);
             cuda::synchronize(gpu.stream());
         });
-        Matrix<float> s_formed;
-        const double transpose_ms = median_ms(runs, [&] {
-            s_formed = st_up.transposed_copy();
-            cuda::synchronize(gpu.stream());
-        });
+        const bool same_indicator = ind.labels == cl.labels &&
+                                    same_pattern(ind.s.to(Context::cpu()), s) &&
+                                    same_pattern(ind.st.to(Context::cpu()), s.transposed());
         const DeviceCsr ds = upload(s, "S"), dst = upload(s.transposed(), "S transposed"),
                         da = upload(g.matrix.to(Context::cpu()), "A");
         cusparseHandle_t h;
@@ -162,8 +153,9 @@ int main(int argc, char** argv) {
                     cusparse_ms, hybla_ms / cusparse_ms, same ? "agree" : "DIFFER");
         std::printf("hybla's two products alone (S, Sᵀ on the GPU) %.3f ms, ratio %.2f to cuSPARSE's\n", products_ms,
                     products_ms / cusparse_ms);
-        std::printf("steps alone: labels renumbered %.3f ms, Sᵀ written and uploaded %.3f ms, S formed on the GPU "
-                    "%.3f ms\n", labels_ms, upload_ms, transpose_ms);
+        std::printf("step alone: labels numbered into S and Sᵀ on the GPU (hybla::indicator) %.3f ms, %s\n",
+                    indicator_ms, same_indicator ? "S, Sᵀ and labels agree" : "S, Sᵀ or labels DIFFER");
+        same = same && same_indicator;
         theirs = DeviceCsr{};
         other = DeviceCsr{};
         cusparseDestroy(h);

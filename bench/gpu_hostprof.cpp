@@ -7,7 +7,8 @@
 //
 // Operations, on GRAPH's matrix A (float, on the GPU): A·A (plus_times); C<A> = X·Xᵀ with X dense n x 32
 // (SDDMM); A·X with X dense n x 32 and n x 128 (SpMM, into a C made before the call); personalized PageRank with
-// 64 seeds (vertices k·n/64), 3 and 13 iterations each with its convergence test; with CLUSTERS (mcl's output for GRAPH, as gpu_contract reads it) `contract` and its two products.
+// 64 seeds (vertices k·n/64), 3 and 13 iterations each with its convergence test; with CLUSTERS (mcl's output for GRAPH, as gpu_contract reads it) `contract`, its
+// indicator (hybla::indicator) and its two products.
 // For each: wall time and host time until the call returns (microseconds per call, mean of --runs, default 20,
 // after one warm-up call), then each runtime function's calls and microseconds per call of the operation, split
 // into waits (synchronisations, blocking copies) and the rest. The wrappers' own cost (two clock reads a call)
@@ -315,12 +316,10 @@ int main(int argc, char** argv) {
         if (pos.size() == 2) {
             const std::vector<std::int64_t> labels = bench::read_cluster_labels(pos[1], g.names, n);
             run("contract (the whole call)", [&] { (void)algorithms::contract(a, labels); });
-            const auto cl = algorithms::compact_labels(std::span<const std::int64_t>(labels));
-            Array<ColIndex> columns(n);
-            for (Index v = 0; v < n; ++v) columns[v] = ColIndex(cl.compact[v]);
-            const Matrix<float> st = algorithms::detail::indicator_transposed<float>(std::move(columns),
-                                                                                     cl.labels.size(), gpu);
-            run("contract's two products", [&] { (void)algorithms::detail::coarsen<plus_monoid>(st, a); });
+            const auto ind = indicator<float>(labels, LabelOrder::first_appearance, gpu);
+            run("the indicator alone (hybla::indicator)",
+                [&] { (void)indicator<float>(labels, LabelOrder::first_appearance, gpu); });
+            run("contract's two products", [&] { (void)algorithms::detail::coarsen<plus_monoid>(ind.s, ind.st, a); });
         }
         return 0;
     } catch (const std::exception& e) {

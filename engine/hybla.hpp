@@ -13,6 +13,7 @@
 #include "engine/ewise.hpp"
 #include "engine/extract.hpp"
 #include "engine/kronecker.hpp"
+#include "engine/labels.hpp"
 #include "engine/mxm.hpp"
 #include "engine/mxv.hpp"
 #include "engine/prune.hpp"

@@ -187,6 +187,78 @@ TEST_CASE("the labels' range is found with its least and greatest label at any p
             }
 }
 
+namespace {
+// hybla::indicator (where the default context says) against the obvious numbering: the labels of the numbers,
+// Sᵀ with one entry 1 per vertex at its label's number, S listing each number's vertices in increasing order.
+template <class L>
+void check_indicator(const std::vector<L>& labels) {
+    for (LabelOrder order : {LabelOrder::first_appearance, LabelOrder::value}) {
+        INFO("n=" << labels.size() << " order=" << (order == LabelOrder::value ? "value" : "first"));
+        const auto ind = indicator<double>(labels, order);
+        const auto map = expected_label_map(labels, order);
+        REQUIRE(ind.labels == map);
+        const Index n = labels.size(), k = map.size();
+        const Matrix<double> s = ind.s.to(Context::cpu()), st = ind.st.to(Context::cpu());
+        REQUIRE(s.nrows() == k);
+        REQUIRE(s.ncols() == n);
+        REQUIRE(st.nrows() == n);
+        REQUIRE(st.ncols() == k);
+        REQUIRE(s.nvals() == n);
+        REQUIRE(st.nvals() == n);
+        std::vector<std::vector<Index>> rows(k);
+        for (Index v = 0; v < n; ++v) {
+            const Index c = Index(std::find(map.begin(), map.end(), labels[v]) - map.begin());
+            rows[c].push_back(v);
+            REQUIRE(st.row_offsets()[v] == v);
+            REQUIRE(st.col_indices()[v] == c);
+        }
+        REQUIRE(st.row_offsets()[n] == n);
+        Index p = 0;
+        for (Index c = 0; c < k; ++c) {
+            REQUIRE(s.row_offsets()[c] == p);
+            for (Index v : rows[c]) REQUIRE(s.col_indices()[p++] == v);
+        }
+        REQUIRE(s.row_offsets()[k] == n);
+        for (double x : s.values()) REQUIRE(x == 1.0);
+        for (double x : st.values()) REQUIRE(x == 1.0);
+    }
+}
+template <class L>
+std::vector<L> drawn(ref::Gen& gen, Index n, const std::vector<L>& values) {
+    std::vector<L> labels(n);
+    for (auto& l : labels) l = values[gen.uniform(0, values.size() - 1)];
+    return labels;
+}
+}  // namespace
+
+TEST_CASE("the label indicator S and its transpose, every label type, compact and wide ranges", "[contract]") {
+    ref::Gen gen(91);
+    using lim64 = std::numeric_limits<std::int64_t>;
+    using lim32 = std::numeric_limits<std::int32_t>;
+    check_indicator(std::vector<std::int64_t>{});
+    for (Index n : {Index(1), Index(2), Index(7), Index(300), Index(5001)}) {
+        // Few, many and all-distinct labels in a compact range (a table on either backend).
+        for (Index distinct : {Index(1), Index(3), n / 3 + 1, n}) {
+            std::vector<std::int64_t> values;
+            for (Index c = 0; c < distinct; ++c) values.push_back(std::int64_t(gen.uniform(0, 4 * n)) - std::int64_t(n));
+            check_indicator(drawn(gen, n, values));
+            std::vector<std::uint32_t> shuffled(n);
+            for (Index v = 0; v < n; ++v) shuffled[v] = std::uint32_t((v * 7919) % n + 4000000000u);
+            check_indicator(shuffled);  // each vertex its own label, far from zero
+        }
+        check_indicator(drawn<std::int32_t>(gen, n, {lim32::min(), lim32::min() + 5, lim32::min() + 2}));
+        check_indicator(drawn<std::int32_t>(gen, n, {lim32::max(), lim32::max() - 1, -1, 0}));
+        check_indicator(drawn<std::int64_t>(gen, n, {lim64::max(), lim64::max() - 9, lim64::max() - 4}));
+        check_indicator(drawn<std::int64_t>(gen, n, {lim64::min(), lim64::min() + 2, lim64::min() + 1}));
+        check_indicator(drawn<std::uint64_t>(gen, n, {~std::uint64_t(0), ~std::uint64_t(0) - 3}));
+        // Wide ranges (numbered on the host) and 1- and 2-byte labels.
+        check_indicator(drawn<std::int64_t>(gen, n, {lim64::min(), 0, lim64::max(), 17}));
+        check_indicator(drawn<std::uint32_t>(gen, n, {0u, 4000000000u, 12345u}));
+        check_indicator(drawn<std::int8_t>(gen, n, {-128, -3, 0, 5, 127}));
+        check_indicator(drawn<std::uint16_t>(gen, n, {0, 65535, 300}));
+    }
+}
+
 TEST_CASE("contraction refuses a non-square graph and a label vector of the wrong length", "[contract]") {
     const Matrix<double> rect(3, 4), sq(5, 5);
     CHECK_THROWS_AS(algorithms::contract(rect, std::vector<int>{1, 2, 3}), DimensionMismatch);
