@@ -165,29 +165,26 @@ LabelNumbering number(const W* host, Index n, W flip, bool value_order, const Co
     for_each(n, ctx, "indicator (first vertices)",
              [=] __device__(std::uint64_t v) { atomicMin(f + ((w[v] ^ flip) - base), std::uint32_t(v)); });
 
-    // The numbers: num[x] for the label at slot x; the label of each number; k.
+    // The numbers, an exclusive scan: of the occupied slots (value order: slot x's label is numbered rank[x]),
+    // or of the vertices first of their label (vertex v's label is numbered rank[first[x]]). Then the label of
+    // each number, and k.
     const std::uint64_t slots = std::uint64_t(span) + 1;
-    Array<std::uint32_t> num(slots, ctx), rank(value_order ? 0 : n, ctx), count(1, ctx);
+    Array<std::uint32_t> rank(value_order ? slots : n, ctx), count(1, ctx);
     Array<W> numbered(std::min<std::uint64_t>(n, slots), ctx);
-    std::uint32_t* nu = num.data();
+    std::uint32_t* rk = rank.data();
     std::uint32_t* kc = count.data();
     W* lw = numbered.data();
     if (value_order) {
-        exclusive_flag_scan(Occupied{f}, nu, slots, ctx);
+        exclusive_flag_scan(Occupied{f}, rk, slots, ctx);
         for_each(slots, ctx, "indicator (labels by value)", [=] __device__(std::uint64_t x) {
-            if (f[x] != empty) lw[nu[x]] = W(x + base) ^ flip;
-            if (x == slots - 1) *kc = nu[x] + 1;  // the greatest label is at the last slot
+            if (f[x] != empty) lw[rk[x]] = W(x + base) ^ flip;
+            if (x == slots - 1) *kc = rk[x] + 1;  // the greatest label is at the last slot
         });
     } else {
-        std::uint32_t* rk = rank.data();
         exclusive_flag_scan(FirstOfLabel<W>{w, flip, base, f}, rk, n, ctx);
         for_each(n, ctx, "indicator (labels by first vertex)", [=] __device__(std::uint64_t v) {
-            const W x = (w[v] ^ flip) - base;
-            const bool head = f[x] == std::uint32_t(v);
-            if (head) {
-                nu[x] = rk[v];
-                lw[rk[v]] = w[v];
-            }
+            const bool head = f[(w[v] ^ flip) - base] == std::uint32_t(v);
+            if (head) lw[rk[v]] = w[v];
             if (v == n - 1) *kc = rk[v] + head;
         });
     }
@@ -202,7 +199,8 @@ LabelNumbering number(const W* host, Index n, W flip, bool value_order, const Co
     ColIndex* kk = keys.data();
     ColIndex* vv = vals.data();
     for_each(n, ctx, "indicator (columns)", [=] __device__(std::uint64_t v) {
-        const ColIndex c = nu[(w[v] ^ flip) - base];
+        const W x = (w[v] ^ flip) - base;
+        const ColIndex c = value_order ? rk[x] : rk[f[x]];
         sc[v] = c;
         kk[v] = c;
         vv[v] = ColIndex(v);
