@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <concepts>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <span>
 #include <type_traits>
@@ -145,24 +146,44 @@ Indicator<T, L> indicator(std::span<const L> labels, LabelOrder order = LabelOrd
     if (n > max_dimension)
         throw InvalidValue("indicator: at most 2^32 labels, got " + std::to_string(n));
     Indicator<T, L> out;
-    auto finish = [&](Index k, Array<ColIndex> st_cols, Array<Offset> s_offsets, Array<ColIndex> s_cols) {
-        out.st = Matrix<T>::adopt_csr(n, k, n, Array<Offset>::iota(n + 1, ctx), std::move(st_cols),
-                                      Array<T>(n, T(1), ctx));
-        out.s = Matrix<T>::adopt_csr(k, n, n, std::move(s_offsets), std::move(s_cols), Array<T>(n, T(1), ctx));
+    auto finish = [&](Index k, Array<Offset> st_offsets, Array<ColIndex> st_cols, Array<T> st_values,
+                      Array<Offset> s_offsets, Array<ColIndex> s_cols, Array<T> s_values) {
+        out.st = Matrix<T>::adopt_csr(n, k, n, std::move(st_offsets), std::move(st_cols), std::move(st_values));
+        out.s = Matrix<T>::adopt_csr(k, n, n, std::move(s_offsets), std::move(s_cols), std::move(s_values));
         return std::move(out);
     };
-    if (n == 0) return finish(0, Array<ColIndex>(0, ctx), Array<Offset>(1, Offset(0), ctx), Array<ColIndex>(0, ctx));
+    auto ones = [&] { return Array<T>(n, T(1), ctx); };
+    if (n == 0)
+        return finish(0, Array<Offset>(1, Offset(0), ctx), Array<ColIndex>(0, ctx), ones(),
+                      Array<Offset>(1, Offset(0), ctx), Array<ColIndex>(0, ctx), ones());
     if constexpr (cuda_compiled && (sizeof(L) == 4 || sizeof(L) == 8))
         if (ctx.is_cuda()) {
-            // Signed labels with the sign bit flipped order as unsigned words do.
+            // Signed labels with the sign bit flipped order as unsigned words do. S's and Sᵀ's values are
+            // written with the numbering where T is a word of 1, 2, 4 or 8 bytes (no launch of their own).
             const std::uint64_t flip = std::is_signed_v<L> ? std::uint64_t(1) << (8 * sizeof(L) - 1) : 0;
+            constexpr bool word = std::is_trivially_copyable_v<T> && (sizeof(T) & (sizeof(T) - 1)) == 0 &&
+                                  sizeof(T) <= 8;
+            Array<T> st_values(n, ctx), s_values(n, ctx);
+            cuda::Ones one;
+            if constexpr (word) {
+                const T v(1);
+                std::uint64_t bits = 0;
+                std::memcpy(&bits, &v, sizeof(T));
+                one = {st_values.data(), s_values.data(), sizeof(T), bits};
+            }
             cuda::LabelNumbering r =
-                cuda::number_labels(labels.data(), sizeof(L), n, flip, order == LabelOrder::value, ctx);
+                cuda::number_labels(labels.data(), sizeof(L), n, flip, order == LabelOrder::value, one, ctx);
             if (r.numbered) {
+                if constexpr (!word) {
+                    st_values.fill(T(1));
+                    s_values.fill(T(1));
+                }
                 out.labels.resize(r.words.size());
                 for (std::size_t c = 0; c < r.words.size(); ++c)
                     out.labels[c] = L(std::make_unsigned_t<L>(r.words[c]));
-                return finish(out.labels.size(), std::move(r.st_cols), std::move(r.s_offsets), std::move(r.s_cols));
+                return finish(out.labels.size(), std::move(r.st_offsets), std::move(r.st_cols),
+                              std::move(st_values), std::move(r.s_offsets), std::move(r.s_cols),
+                              std::move(s_values));
             }
         }
     // On the host (and a wide range on the GPU): Sᵀ's columns as numbered, S's rows by a counting sort.
@@ -172,8 +193,11 @@ Indicator<T, L> indicator(std::span<const L> labels, LabelOrder order = LabelOrd
     Array<Offset> s_offsets(k + 1);
     Array<ColIndex> s_cols(n);
     detail::indicator_rows(st_cols.span(), k, s_offsets.data(), s_cols.data());
-    if (!ctx.is_cuda()) return finish(k, std::move(st_cols), std::move(s_offsets), std::move(s_cols));
-    return finish(k, st_cols.to(ctx), s_offsets.to(ctx), s_cols.to(ctx));
+    if (!ctx.is_cuda())
+        return finish(k, Array<Offset>::iota(n + 1, ctx), std::move(st_cols), ones(), std::move(s_offsets),
+                      std::move(s_cols), ones());
+    return finish(k, Array<Offset>::iota(n + 1, ctx), st_cols.to(ctx), ones(), s_offsets.to(ctx), s_cols.to(ctx),
+                  ones());
 }
 template <class T, Label L>
 Indicator<T, L> indicator(const std::vector<L>& labels, LabelOrder order = LabelOrder::first_appearance,

@@ -223,6 +223,23 @@ void check_indicator(const std::vector<L>& labels) {
         for (double x : st.values()) REQUIRE(x == 1.0);
     }
 }
+// S's and Sᵀ's values as T: n ones each (on the GPU written with the numbering for words of 1, 2, 4 and 8
+// bytes), the structure that of the double indicator.
+template <class T, class L>
+void check_ones(const std::vector<L>& labels) {
+    INFO("n=" << labels.size() << " value bytes=" << sizeof(T));
+    const auto ind = indicator<T>(labels, LabelOrder::value);
+    const auto ref = indicator<double>(labels, LabelOrder::value);
+    REQUIRE(ind.labels == ref.labels);
+    const Matrix<T> s = ind.s.to(Context::cpu()), st = ind.st.to(Context::cpu());
+    const Matrix<double> rs = ref.s.to(Context::cpu()), rst = ref.st.to(Context::cpu());
+    REQUIRE(std::ranges::equal(s.col_indices(), rs.col_indices()));
+    REQUIRE(std::ranges::equal(st.col_indices(), rst.col_indices()));
+    REQUIRE(s.values().size() == labels.size());
+    REQUIRE(st.values().size() == labels.size());
+    for (T x : s.values()) REQUIRE(x == T(1));
+    for (T x : st.values()) REQUIRE(x == T(1));
+}
 template <class L>
 std::vector<L> drawn(ref::Gen& gen, Index n, const std::vector<L>& values) {
     std::vector<L> labels(n);
@@ -256,6 +273,11 @@ TEST_CASE("the label indicator S and its transpose, every label type, compact an
         check_indicator(drawn<std::uint32_t>(gen, n, {0u, 4000000000u, 12345u}));
         check_indicator(drawn<std::int8_t>(gen, n, {-128, -3, 0, 5, 127}));
         check_indicator(drawn<std::uint16_t>(gen, n, {0, 65535, 300}));
+        const auto few = drawn<std::int64_t>(gen, n, {-4, 9, 2, 2, 30});
+        check_ones<float>(few);
+        check_ones<bool>(few);
+        check_ones<std::int16_t>(few);
+        check_ones<std::uint64_t>(few);
     }
 }
 

@@ -19,15 +19,24 @@ inline bool table_range(std::uint64_t span, std::size_t n) { return span < 4 * s
 namespace cuda {
 struct LabelNumbering {
     bool numbered = false;            // false: the labels' range is too wide for a table (number them on the host)
+    Array<Offset> st_offsets;         // n + 1: 0, 1, ..., n (Sᵀ's row offsets, one entry a row)
     Array<ColIndex> st_cols;          // n: each vertex's compact label (Sᵀ's column indices)
     Array<Offset> s_offsets;          // k + 1: S's row offsets
     Array<ColIndex> s_cols;           // n: the vertices by compact label, in vertex order within one (S's columns)
     std::vector<std::uint64_t> words; // k: the label numbered c, as its word (zero-extended)
 };
+// Two device arrays of n values each (S's and Sᵀ's) that the numbering fills with the value one, given as the
+// `bytes` (1, 2, 4 or 8) low bytes of `bits`; bytes 0: none.
+struct Ones {
+    void* a = nullptr;
+    void* b = nullptr;
+    std::size_t bytes = 0;
+    std::uint64_t bits = 0;
+};
 // Numbers n labels, each a word of word_bytes (4 or 8) bytes in host memory, on the GPU of ctx: in order of
 // first appearance or of value, where a word's value is its unsigned value after XOR with flip (the sign bit
-// for signed labels).
+// for signed labels). Fills `ones` where the labels are numbered.
 LabelNumbering number_labels(const void* labels, std::size_t word_bytes, Index n, std::uint64_t flip,
-                             bool value_order, const Context& ctx);
+                             bool value_order, Ones ones, const Context& ctx);
 }  // namespace cuda
 }  // namespace hybla

@@ -1,12 +1,15 @@
 // Labels numbered compactly on the GPU, and the label indicator's rows (engine/labels.hpp, hybla::indicator).
 //
-// The labels are uploaded as they are (one copy) and their range read back (16 bytes). Within a range of at
-// most 4n + 1024 values: a table over the range holds each label's first vertex (atomicMin); an exclusive scan
-// of "v is its label's first vertex" (first appearance) or of "x is a label" (value order) numbers the labels;
-// each vertex then reads its number (Sᵀ's column). S's rows are a stable radix sort of the vertices by number
-// (CUB, only the bits of k), its offsets a search per row. The host waits three times: the upload, the range,
-// the count k; the labels of the numbers come back at the end. The copies go through page-locked memory kept
-// per thread (up to 64 MiB): copies through pageable memory took 9-24 us each on an H100's host (2026-11-27).
+// The labels are uploaded as they are (one copy). A table of 4n + 1024 slots (the widest range numbered by a
+// table) is cleared while the labels' range is reduced; the kernels after read the range where the reduction
+// left it, so the host does not wait for it. Over the range, the table holds each label's first vertex
+// (atomicMin); an exclusive scan of "v is its label's first vertex" (first appearance) or of "x is a label"
+// (value order) numbers the labels; each vertex then reads its number (Sᵀ's column), and Sᵀ's offsets and the
+// ones of S and Sᵀ are written in the same pass. The host waits twice: for the count k and the range (a range
+// too wide for the table sends the labels to the host, the kernels having done nothing), and for the labels of
+// the numbers at the end. S's rows are a stable radix sort of the vertices by number (CUB, only the bits of k),
+// its offsets a search per row. The temporaries share one allocation. The copies go through page-locked memory
+// kept per thread (up to 64 MiB): copies through pageable memory took 9-24 us each on an H100's host.
 #include <cub/block/block_reduce.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
@@ -15,6 +18,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 
 #include "engine/cuda/labels.hpp"
 #include "engine/cuda/structure/keys.cuh"
@@ -26,13 +30,36 @@ namespace {
 using namespace keys;
 constexpr std::uint32_t empty = ~std::uint32_t(0);
 
-// The least and greatest word (after XOR with flip): a block's, then one atomic each, the least as the
-// greatest of complements (both start at zero).
+// Where the range reduction leaves the least word (as the greatest complement) and the greatest, and the count
+// of labels; cleared before it.
+struct Header {
+    unsigned long long range[2];
+    std::uint32_t k;
+};
+
+// The labels' range as the kernels after the reduction read it: false where it is too wide for the table of
+// `slots` slots (those kernels then do nothing).
 template <class W>
-__global__ void range_kernel(const W* w, std::uint64_t n, W flip, unsigned long long* out) {
+struct Range {
+    const Header* h;
+    std::uint64_t slots;
+    __device__ bool read(W& base) const {
+        base = W(~h->range[0]);
+        return std::uint64_t(W(W(h->range[1]) - base)) < slots;
+    }
+};
+
+// The least and greatest word (after XOR with flip): a block's, then one atomic each, the least as the
+// greatest of complements (both start at zero). The table's slots are cleared in the same pass.
+template <class W>
+__global__ void range_kernel(const W* w, std::uint64_t n, W flip, Header* out, std::uint32_t* table,
+                             std::uint64_t slots) {
     W lo = ~W(0), hi = 0;
-    for (std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i < n;
+    const std::uint64_t items = n > slots ? n : slots;
+    for (std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i < items;
          i += std::uint64_t(gridDim.x) * blockDim.x) {
+        if (i < slots) table[i] = empty;
+        if (i >= n) continue;
         const W x = w[i] ^ flip;
         lo = x < lo ? x : lo;
         hi = x > hi ? x : hi;
@@ -42,8 +69,8 @@ __global__ void range_kernel(const W* w, std::uint64_t n, W flip, unsigned long 
     const W block_lo = Reduce(lo_tmp).Reduce(lo, [](W a, W b) { return a < b ? a : b; });
     const W block_hi = Reduce(hi_tmp).Reduce(hi, [](W a, W b) { return a > b ? a : b; });
     if (threadIdx.x == 0) {
-        atomicMax(out, ~static_cast<unsigned long long>(block_lo));
-        atomicMax(out + 1, static_cast<unsigned long long>(block_hi));
+        atomicMax(&out->range[0], ~static_cast<unsigned long long>(block_lo));
+        atomicMax(&out->range[1], static_cast<unsigned long long>(block_hi));
     }
 }
 
@@ -51,15 +78,60 @@ __global__ void range_kernel(const W* w, std::uint64_t n, W flip, unsigned long 
 template <class W>
 struct FirstOfLabel {
     const W* w;
-    W flip, base;
+    W flip;
+    Range<W> range;
     const std::uint32_t* first;
     __device__ std::uint32_t operator()(std::uint64_t v) const {
-        return first[(w[v] ^ flip) - base] == std::uint32_t(v);
+        W base;
+        return range.read(base) && first[(w[v] ^ flip) - base] == std::uint32_t(v);
     }
 };
 struct Occupied {
     const std::uint32_t* first;
     __device__ std::uint32_t operator()(std::uint64_t x) const { return first[x] != empty; }
+};
+
+// Writes the value one (its low `bytes` bytes of bits) at a[v] and b[v].
+__device__ inline void write_one(const Ones& o, std::uint64_t v) {
+    switch (o.bytes) {
+    case 1:
+        static_cast<std::uint8_t*>(o.a)[v] = std::uint8_t(o.bits);
+        static_cast<std::uint8_t*>(o.b)[v] = std::uint8_t(o.bits);
+        break;
+    case 2:
+        static_cast<std::uint16_t*>(o.a)[v] = std::uint16_t(o.bits);
+        static_cast<std::uint16_t*>(o.b)[v] = std::uint16_t(o.bits);
+        break;
+    case 4:
+        static_cast<std::uint32_t*>(o.a)[v] = std::uint32_t(o.bits);
+        static_cast<std::uint32_t*>(o.b)[v] = std::uint32_t(o.bits);
+        break;
+    case 8:
+        static_cast<std::uint64_t*>(o.a)[v] = o.bits;
+        static_cast<std::uint64_t*>(o.b)[v] = o.bits;
+        break;
+    default:
+        break;
+    }
+}
+
+// Parts of one device allocation, each 256-byte aligned.
+class Arena {
+public:
+    std::size_t add(std::size_t bytes) {
+        const std::size_t at = bytes_;
+        bytes_ += (bytes + 255) / 256 * 256;
+        return at;
+    }
+    void allocate(const Context& ctx) { a_ = Array<std::uint8_t>(std::max<std::size_t>(bytes_, 1), ctx); }
+    template <class X>
+    X* at(std::size_t offset) {
+        return reinterpret_cast<X*>(a_.data() + offset);
+    }
+
+private:
+    std::size_t bytes_ = 0;
+    Array<std::uint8_t> a_;
 };
 
 // Page-locked host memory kept per thread for the labels' way up and the results' way back (nullptr beyond
@@ -96,120 +168,175 @@ void to_host(void* dst, const void* src, std::size_t bytes, void* stage, const C
     }
     check(cudaMemcpyAsync(stage, src, bytes, cudaMemcpyDeviceToHost, stream_of(ctx)), "cudaMemcpyAsync (labels)");
     check(cudaStreamSynchronize(stream_of(ctx)), "cudaStreamSynchronize (labels)");
-    std::memcpy(dst, stage, bytes);
+    if (dst != stage) std::memcpy(dst, stage, bytes);
 }
-
-template <class Flag>
-void exclusive_flag_scan(Flag flag, std::uint32_t* out, std::uint64_t n, const Context& ctx) {
-    auto in = thrust::make_transform_iterator(thrust::counting_iterator<std::uint64_t>(0), flag);
-    const auto items = static_cast<std::int64_t>(n);
-    std::size_t bytes = 0;
-    check(cub::DeviceScan::ExclusiveSum(nullptr, bytes, in, out, items, stream_of(ctx)), "DeviceScan (size)");
-    Array<std::uint8_t> temp(std::max<std::size_t>(bytes, 1), ctx);
-    check(cub::DeviceScan::ExclusiveSum(temp.data(), bytes, in, out, items, stream_of(ctx)), "DeviceScan (labels)");
-}
-
-// S's rows from Sᵀ's columns: keys = each vertex's number, vals = the vertex; sorted stably by key.
-void indicator_rows(Array<ColIndex>& keys, Array<ColIndex>& vals, Index n, Index k, LabelNumbering& r,
-                    const Context& ctx) {
-    const int bits = bits_for(k);
-    if (bits > 0) {
-        Array<ColIndex> k2(n, ctx), v2(n, ctx);
-        cub::DoubleBuffer<ColIndex> kb(keys.data(), k2.data()), vb(vals.data(), v2.data());
-        const auto items = static_cast<std::int64_t>(n);
-        std::size_t bytes = 0;
-        check(cub::DeviceRadixSort::SortPairs(nullptr, bytes, kb, vb, items, 0, bits, stream_of(ctx)),
-              "DeviceRadixSort (size)");
-        Array<std::uint8_t> temp(std::max<std::size_t>(bytes, 1), ctx);
-        check(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, kb, vb, items, 0, bits, stream_of(ctx)),
-              "DeviceRadixSort (labels)");
-        if (kb.Current() != keys.data()) std::swap(keys, k2);
-        if (vb.Current() != vals.data()) std::swap(vals, v2);
+// Waits for the stream where a call unwinds: an upload still reading the staging buffer would race with the
+// thread's next call.
+struct DrainOnThrow {
+    cudaStream_t s;
+    int unwinding = std::uncaught_exceptions();
+    ~DrainOnThrow() {
+        if (std::uncaught_exceptions() > unwinding) cudaStreamSynchronize(s);
     }
-    r.s_offsets = Array<Offset>(k + 1, ctx);
-    Offset* o = r.s_offsets.data();
-    const ColIndex* sorted = keys.data();
-    for_each(k + 1, ctx, "indicator (row offsets)", [=] __device__(std::uint64_t c) {
-        o[c] = c == k ? Offset(n) : Offset(lower_bound(sorted, 0, n, ColIndex(c)));
-    });
-    r.s_cols = std::move(vals);
+};
+
+// The scan of flag(0 .. n-1) into out: its temporary storage's bytes (temp null), or the scan.
+template <class Flag>
+std::size_t exclusive_flag_scan(void* temp, std::size_t bytes, Flag flag, std::uint32_t* out, std::uint64_t n,
+                                const Context& ctx) {
+    auto in = thrust::make_transform_iterator(thrust::counting_iterator<std::uint64_t>(0), flag);
+    check(cub::DeviceScan::ExclusiveSum(temp, bytes, in, out, static_cast<std::int64_t>(n), stream_of(ctx)),
+          "DeviceScan (labels)");
+    return bytes;
+}
+
+// The stable radix sort of S's rows (keys: each vertex's number, of `bits` bits; values: the vertex): its
+// temporary storage's bytes (temp null), or the sort.
+std::size_t sort_rows(void* temp, std::size_t bytes, cub::DoubleBuffer<ColIndex>& keys,
+                      cub::DoubleBuffer<ColIndex>& vals, Index n, int bits, const Context& ctx) {
+    check(cub::DeviceRadixSort::SortPairs(temp, bytes, keys, vals, static_cast<std::int64_t>(n), 0, bits,
+                                          stream_of(ctx)),
+          "DeviceRadixSort (labels)");
+    return bytes;
 }
 
 template <class W>
-LabelNumbering number(const W* host, Index n, W flip, bool value_order, const Context& ctx) {
+LabelNumbering number(const W* host, Index n, W flip, bool value_order, Ones ones, const Context& ctx) {
     LabelNumbering r;
     if (n >= empty) return r;  // vertex numbers would meet the table's empty mark
-    // The upload, and the way back of up to n words, through one page-locked buffer.
-    void* stage = staging(2 * n * sizeof(W) + 64);
-    void* back = stage ? static_cast<char*>(stage) + n * sizeof(W) : nullptr;
-    Array<W> words(n, ctx);
-    Array<unsigned long long> range(2, 0ull, ctx);  // (made before the upload: nothing throws while it reads stage)
+    const std::uint64_t slots = 4 * std::uint64_t(n) + 1024;  // the widest range a table numbers, plus one
+    const std::uint64_t items = value_order ? slots : n;     // what the scan runs over
+
+    // The temporaries in one allocation, the outputs in their own.
+    Arena arena;
+    const std::size_t at_header = arena.add(sizeof(Header)), at_first = arena.add(slots * 4),
+                      at_rank = arena.add(items * 4), at_numbered = arena.add(n * sizeof(W)),
+                      at_words = arena.add(n * sizeof(W)), at_keys = arena.add(n * 4), at_keys2 = arena.add(n * 4);
+    const Range<W> range{nullptr, slots};
+    const std::size_t scan_bytes =
+        value_order ? exclusive_flag_scan(nullptr, 0, Occupied{nullptr}, nullptr, items, ctx)
+                    : exclusive_flag_scan(nullptr, 0, FirstOfLabel<W>{nullptr, flip, range, nullptr}, nullptr, items, ctx);
+    cub::DoubleBuffer<ColIndex> kb, vb;
+    const int most_bits = bits_for(n);
+    const std::size_t sort_bytes = most_bits > 0 ? sort_rows(nullptr, 0, kb, vb, n, most_bits, ctx) : 0;
+    const std::size_t at_scan = arena.add(scan_bytes), at_sort = arena.add(sort_bytes);
+    arena.allocate(ctx);
+    r.st_offsets = Array<Offset>(n + 1, ctx);
+    r.st_cols = Array<ColIndex>(n, ctx);
+    r.s_cols = Array<ColIndex>(n, ctx);
+    Array<ColIndex> vals2(n, ctx);
+
+    Header* header = arena.at<Header>(at_header);
+    std::uint32_t* f = arena.at<std::uint32_t>(at_first);
+    std::uint32_t* rk = arena.at<std::uint32_t>(at_rank);
+    W* lw = arena.at<W>(at_numbered);
+    W* w = arena.at<W>(at_words);
+    ColIndex* kk = arena.at<ColIndex>(at_keys);
+    const Range<W> rg{header, slots};
+
+    // The upload (through page-locked memory, which also takes the header and the labels on their way back),
+    // then the range with the table cleared, and each label's first vertex.
+    void* stage = staging(std::max(n * sizeof(W), sizeof(Header)) + 64);
+    const DrainOnThrow drain{stream_of(ctx)};
+    check(cudaMemsetAsync(header, 0, sizeof(Header), stream_of(ctx)), "cudaMemsetAsync (labels)");
     if (stage) {
         std::memcpy(stage, host, n * sizeof(W));
-        check(cudaMemcpyAsync(words.data(), stage, n * sizeof(W), cudaMemcpyHostToDevice, stream_of(ctx)),
+        check(cudaMemcpyAsync(w, stage, n * sizeof(W), cudaMemcpyHostToDevice, stream_of(ctx)),
               "cudaMemcpyAsync (labels)");
     } else {
-        words.copy_from(host, Context::cpu(), n);
+        copy(w, host, n * sizeof(W), CopyKind::host_to_device, ctx.stream());
     }
-    const W* w = words.data();
-    range_kernel<W><<<std::min(grid_for(n), 2048u), block_size, 0, stream_of(ctx)>>>(w, n, flip, range.data());
+    range_kernel<W><<<std::min(grid_for(std::max<std::uint64_t>(n, slots)), 2048u), block_size, 0,
+                      stream_of(ctx)>>>(w, n, flip, header, f, slots);
     check_launch("indicator (range)");
-    unsigned long long got[2];
-    to_host(got, range.data(), sizeof got, back, ctx);
-    const W base = W(~got[0]), span = W(W(got[1]) - base);
-    if (!detail::table_range(span, n)) return r;
-
-    // Each label's first vertex, in a table over the range.
-    Array<std::uint32_t> first(std::uint64_t(span) + 1, empty, ctx);
-    std::uint32_t* f = first.data();
-    for_each(n, ctx, "indicator (first vertices)",
-             [=] __device__(std::uint64_t v) { atomicMin(f + ((w[v] ^ flip) - base), std::uint32_t(v)); });
+    for_each(n, ctx, "indicator (first vertices)", [=] __device__(std::uint64_t v) {
+        W base;
+        if (rg.read(base)) atomicMin(f + ((w[v] ^ flip) - base), std::uint32_t(v));
+    });
 
     // The numbers, an exclusive scan: of the occupied slots (value order: slot x's label is numbered rank[x]),
     // or of the vertices first of their label (vertex v's label is numbered rank[first[x]]). Then the label of
     // each number, and k.
-    const std::uint64_t slots = std::uint64_t(span) + 1;
-    Array<std::uint32_t> rank(value_order ? slots : n, ctx), count(1, ctx);
-    Array<W> numbered(std::min<std::uint64_t>(n, slots), ctx);
-    std::uint32_t* rk = rank.data();
-    std::uint32_t* kc = count.data();
-    W* lw = numbered.data();
+    void* scan_temp = arena.at<void>(at_scan);
     if (value_order) {
-        exclusive_flag_scan(Occupied{f}, rk, slots, ctx);
-        for_each(slots, ctx, "indicator (labels by value)", [=] __device__(std::uint64_t x) {
-            if (f[x] != empty) lw[rk[x]] = W(x + base) ^ flip;
-            if (x == slots - 1) *kc = rk[x] + 1;  // the greatest label is at the last slot
+        exclusive_flag_scan(scan_temp, scan_bytes, Occupied{f}, rk, items, ctx);
+        for_each(items, ctx, "indicator (labels by value)", [=] __device__(std::uint64_t x) {
+            const bool label = f[x] != empty;
+            if (label) {
+                W base;
+                rg.read(base);
+                lw[rk[x]] = W(x + base) ^ flip;
+            }
+            if (x == items - 1) header->k = rk[x] + label;
         });
     } else {
-        exclusive_flag_scan(FirstOfLabel<W>{w, flip, base, f}, rk, n, ctx);
+        exclusive_flag_scan(scan_temp, scan_bytes, FirstOfLabel<W>{w, flip, rg, f}, rk, items, ctx);
         for_each(n, ctx, "indicator (labels by first vertex)", [=] __device__(std::uint64_t v) {
-            const bool head = f[(w[v] ^ flip) - base] == std::uint32_t(v);
+            W base;
+            const bool head = rg.read(base) && f[(w[v] ^ flip) - base] == std::uint32_t(v);
             if (head) lw[rk[v]] = w[v];
-            if (v == n - 1) *kc = rk[v] + head;
+            if (v == n - 1) header->k = rk[v] + head;
         });
     }
-    std::uint32_t k32 = 0;
-    to_host(&k32, count.data(), sizeof k32, back, ctx);
-    const Index k = k32;
 
-    // Sᵀ's columns, and the keys and vertices S's rows are sorted from.
-    r.st_cols = Array<ColIndex>(n, ctx);
-    Array<ColIndex> keys(n, ctx), vals(n, ctx);
+    // Sᵀ (its offsets, columns and ones), S's ones, and the keys and vertices S's rows are sorted from.
+    Offset* so = r.st_offsets.data();
     ColIndex* sc = r.st_cols.data();
-    ColIndex* kk = keys.data();
-    ColIndex* vv = vals.data();
+    ColIndex* vv = r.s_cols.data();
     for_each(n, ctx, "indicator (columns)", [=] __device__(std::uint64_t v) {
+        W base;
+        if (!rg.read(base)) return;
         const W x = (w[v] ^ flip) - base;
         const ColIndex c = value_order ? rk[x] : rk[f[x]];
         sc[v] = c;
         kk[v] = c;
         vv[v] = ColIndex(v);
+        so[v] = v;
+        if (v == n - 1) so[n] = n;
+        write_one(ones, v);
     });
-    indicator_rows(keys, vals, n, k, r, ctx);
 
-    std::vector<W> labels(k);
-    to_host(labels.data(), numbered.data(), k * sizeof(W), back, ctx);
-    r.words.assign(labels.begin(), labels.end());
+    // The count and the range; a range too wide goes to the host.
+    Header got;
+    to_host(&got, header, sizeof got, stage, ctx);
+    const W base = W(~got.range[0]), span = W(W(got.range[1]) - base);
+    if (!detail::table_range(span, n)) return LabelNumbering{};
+    const Index k = got.k;
+
+    // S's rows: the vertices sorted stably by number, the offsets a search per row.
+    const int bits = bits_for(k);
+    if (bits > 0) {
+        kb = cub::DoubleBuffer<ColIndex>(kk, arena.at<ColIndex>(at_keys2));
+        vb = cub::DoubleBuffer<ColIndex>(vv, vals2.data());
+        std::size_t bytes = sort_rows(nullptr, 0, kb, vb, n, bits, ctx);
+        Array<std::uint8_t> more;  // (were fewer bits to need more storage than the most)
+        void* temp = arena.at<void>(at_sort);
+        if (bytes > sort_bytes) {
+            more = Array<std::uint8_t>(bytes, ctx);
+            temp = more.data();
+        }
+        sort_rows(temp, bytes, kb, vb, n, bits, ctx);
+        kk = kb.Current();
+        if (vb.Current() != r.s_cols.data()) std::swap(r.s_cols, vals2);
+    }
+    r.s_offsets = Array<Offset>(k + 1, ctx);
+    Offset* o = r.s_offsets.data();
+    const ColIndex* sorted = kk;
+    for_each(k + 1, ctx, "indicator (row offsets)", [=] __device__(std::uint64_t c) {
+        o[c] = c == k ? Offset(n) : Offset(lower_bound(sorted, 0, n, ColIndex(c)));
+    });
+
+    // The labels of the numbers, widened as they come out of the staging buffer.
+    r.words.resize(k);
+    if (stage) {
+        to_host(stage, lw, k * sizeof(W), stage, ctx);
+        const W* got_words = static_cast<const W*>(stage);
+        for (Index c = 0; c < k; ++c) r.words[c] = got_words[c];
+    } else {
+        std::vector<W> labels(k);
+        to_host(labels.data(), lw, k * sizeof(W), nullptr, ctx);
+        r.words.assign(labels.begin(), labels.end());
+    }
     r.numbered = true;
     return r;
 }
@@ -217,10 +344,10 @@ LabelNumbering number(const W* host, Index n, W flip, bool value_order, const Co
 }  // namespace
 
 LabelNumbering number_labels(const void* labels, std::size_t word_bytes, Index n, std::uint64_t flip,
-                             bool value_order, const Context& ctx) {
+                             bool value_order, Ones ones, const Context& ctx) {
     if (word_bytes == 4)
-        return number(static_cast<const std::uint32_t*>(labels), n, std::uint32_t(flip), value_order, ctx);
-    if (word_bytes == 8) return number(static_cast<const std::uint64_t*>(labels), n, flip, value_order, ctx);
+        return number(static_cast<const std::uint32_t*>(labels), n, std::uint32_t(flip), value_order, ones, ctx);
+    if (word_bytes == 8) return number(static_cast<const std::uint64_t*>(labels), n, flip, value_order, ones, ctx);
     throw InvalidValue("indicator: labels of 4 or 8 bytes on the GPU, got " + std::to_string(word_bytes));
 }
 
