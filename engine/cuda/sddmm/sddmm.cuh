@@ -111,12 +111,27 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
     if (begin >= x.nnz) return;
     const std::uint64_t end = begin + x.per_warp < x.nnz ? begin + x.per_warp : x.nnz;
     const std::uint64_t k = x.k, kv = k / V;  // vectors per row
+    // Where a step takes at most 32 entries, its columns come from a window of the warp's next 32 columns (lane
+    // t holding column begin + 32 w + t) by shuffles, the window after it read a window ahead: a step's gathers
+    // then wait for no read of columns. The window also writes C's columns, one coalesced store a window.
+    constexpr bool col_window = E * U <= warp_size;
+    constexpr unsigned window_steps = col_window ? warp_size / (E * U) : 1;
+    ColIndex cw = 0, cw_next = 0;
+    auto read_window = [&](std::uint64_t first) -> ColIndex {
+        const std::uint64_t q = first + lane;
+        return q < end ? x.cols[q] : ColIndex(0);
+    };
+    if constexpr (col_window) {  // (read before the row search, their waits overlapping)
+        cw = read_window(begin);
+        cw_next = read_window(begin + warp_size);
+        if (begin + lane < end) x.out_cols[begin + lane] = cw;
+    }
     // The warp finds the row of its first entry; each group walks on from there, or with four groups or more the
     // warp follows the rows of each step through a RowWindow (`row`, next_row_start: of the step's last entry).
     constexpr bool windowed = E >= 4;
-    // plus_times on groups of several lanes writes the step's columns after the fold, its lanes sharing the
-    // stores (one instruction a warp for K = 32 floats, not four); others as each entry is read (j[] would
-    // live through their longer fold and spill).
+    // Without the column window, plus_times on groups of several lanes writes the step's columns after the
+    // fold, its lanes sharing the stores (one instruction a warp for K = 32 floats, not four); others as each
+    // entry is read (j[] would live through their longer fold and spill).
     constexpr bool late_cols = L > 1 && std::is_same_v<Sr, PlusTimes>;
     std::uint64_t row = warp_ops::group_row_of<warp_size>(x.off, 0, x.nrows, begin, lane, 0xffffffffu);
     std::uint64_t next_row_start = x.off[row + 1];  // off[row + 1]
@@ -129,8 +144,20 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
     std::uint64_t p = begin + group;
     for (std::uint64_t step = 0; step < steps; ++step, p += E * U) {
         ColIndex j[U];
+        if constexpr (col_window) {
+            const unsigned in_window = unsigned(step % window_steps) * E * U;
+            if (step > 0 && in_window == 0) {
+                const std::uint64_t first = begin + (step / window_steps) * warp_size;
+                cw = cw_next;
+                if (first + lane < end) x.out_cols[first + lane] = cw;
+                cw_next = read_window(first + warp_size);
+            }
 #pragma unroll
-        for (unsigned u = 0; u < U; ++u) j[u] = p + u * E < end ? x.cols[p + u * E] : 0;
+            for (unsigned u = 0; u < U; ++u) j[u] = __shfl_sync(0xffffffffu, cw, in_window + group + u * E);
+        } else {
+#pragma unroll
+            for (unsigned u = 0; u < U; ++u) j[u] = p + u * E < end ? x.cols[p + u * E] : 0;
+        }
         Vec<T, V> b[U][NB];
         if constexpr (NV > 0) {
 #pragma unroll
@@ -166,7 +193,7 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
                 next_row_start = x.off[row + 1];
                 loaded = false;
             }
-            if constexpr (!late_cols)
+            if constexpr (!late_cols && !col_window)
                 if (s == 0) x.out_cols[q] = j[u];
             if constexpr (NV > 0) {
                 if (!loaded) {
@@ -267,7 +294,7 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
         }
         // The step's columns into C, lane s of each group those of entries s, s + L, ... (as the values). (One
         // helper for this selection and the values' compiled to other selects: 1% slower at K = 64-128, H100.)
-        if constexpr (late_cols) {
+        if constexpr (late_cols && !col_window) {
 #pragma unroll
             for (unsigned r = 0; r < U; r += L) {
                 ColIndex v = j[r];
