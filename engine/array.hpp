@@ -158,7 +158,7 @@ private:
     }
     void reset() noexcept {
         if (!p_) return;
-        if (ctx_.is_cuda()) cuda::release(p_, ctx_.device(), ctx_.stream());
+        if (ctx_.is_cuda()) cuda::release(p_, n_ * sizeof(T), ctx_.device(), ctx_.stream());
         else delete[] p_;
         p_ = nullptr;
     }

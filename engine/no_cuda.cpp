@@ -18,7 +18,7 @@ void stream_wait(void*, int, void*, int) { throw InvalidValue(no_cuda); }
 void debug_wait(const char*) {}
 std::uint64_t debug_waits() { return 0; }
 void* allocate(std::size_t, int, void*, const char*) { throw InvalidValue(no_cuda); }
-void release(void*, int, void*) noexcept {}
+void release(void*, std::size_t, int, void*) noexcept {}
 void copy(void*, const void*, std::size_t, CopyKind, void*) { throw InvalidValue(no_cuda); }
 void synchronize(void*) {}
 std::size_t pool_peak_bytes(int) { return 0; }

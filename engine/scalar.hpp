@@ -107,7 +107,7 @@ private:
     void release() noexcept {
         if constexpr (cuda_compiled) {
             if (cell_.data) cuda::host_cell_destroy(cell_);  // waits for the last write (which used the scratch)
-            if (scratch_) cuda::release(scratch_, ctx_.device(), ctx_.stream());
+            if (scratch_) cuda::release(scratch_, cuda::reduce_scratch_bytes, ctx_.device(), ctx_.stream());
         }
         scratch_ = nullptr;
         pending_ = false;

@@ -199,6 +199,56 @@ TEST_CASE("objects on two streams of one device: mixing them is refused, to() mo
     REF_REQUIRE_SAME(ref::to_dense(back), a0);
 }
 
+TEST_CASE("device arrays: small blocks kept per stream are handed out once, on their own stream, at any size",
+          "[context][memory]") {
+    if (!default_context().is_cuda()) return;  // the block cache is the GPU's
+    const int dev = default_context().device();
+    TestStream s2(dev);
+    const Context contexts[2] = {Context::cuda(dev), Context::cuda(dev, s2.get())};
+    std::mt19937_64 rng(5);
+    // Sizes around the classes' edges (1 element, 2^k - 1, 2^k, 2^k + 1 bytes' worth) and beyond the largest
+    // kept block (1 MiB), on both streams; each live array holds its own number, checked after every round of
+    // frees and allocations (a block handed out twice would hold another array's number).
+    std::vector<std::size_t> sizes = {1, 2, 3, 63, 64, 65, 255, 256, 257, 4095, 4096, 4097, 262143, 262144, 262145,
+                                      300000, 600000};
+    struct Live {
+        Array<std::uint32_t> a;
+        std::uint32_t tag;
+    };
+    std::vector<Live> live;  // (declared after the streams: the arrays go before their stream ends)
+    std::uint32_t next = 1;
+    auto check_all = [](const std::vector<Live>& arrays) {
+        for (const Live& l : arrays) {
+            const Array<std::uint32_t> h = l.a.to(Context::cpu());
+            REQUIRE(std::all_of(h.begin(), h.end(), [&](std::uint32_t v) { return v == l.tag; }));
+        }
+    };
+    for (int round = 0; round < 6; ++round) {
+        for (int i = 0; i < 40; ++i) {
+            const Context& c = contexts[rng() % 2];
+            const std::size_t n = sizes[rng() % sizes.size()];
+            live.push_back(Live{Array<std::uint32_t>(n, next, c), next});
+            ++next;
+        }
+        check_all(live);
+        std::shuffle(live.begin(), live.end(), rng);
+        live.resize(live.size() / 3);  // two thirds freed, their blocks kept or handed back
+        check_all(live);
+    }
+    live.clear();
+    {
+        // A stream that ends hands its kept blocks back; arrays made on a new stream after it are sound.
+        TestStream s3(dev);
+        const Context c3 = Context::cuda(dev, s3.get());
+        for (std::size_t n : sizes) Array<std::uint32_t>(n, 7u, c3);
+    }
+    TestStream s4(dev);
+    const Context c4 = Context::cuda(dev, s4.get());
+    std::vector<Live> on_s4;
+    for (std::size_t n : sizes) on_s4.push_back(Live{Array<std::uint32_t>(n, std::uint32_t(n), c4), std::uint32_t(n)});
+    check_all(on_s4);
+}
+
 // ------------------------------------------------------------------------------------------------ limits
 
 TEST_CASE("row_batches: whole rows, each call below 2^31 entries and rows", "[context][limits]") {

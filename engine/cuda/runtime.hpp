@@ -41,9 +41,10 @@ void stream_destroy(void* stream, int device) noexcept;
 // from an object on another stream is then ordered after that object's last write.
 void stream_wait(void* stream, int device, void* after, int after_device);
 
-// Stream-ordered allocation from the device's memory pool.
+// Stream-ordered allocation from the device's memory pool; release takes the bytes allocated (small blocks are
+// kept per stream for the next allocation of their size, runtime.cu).
 void* allocate(std::size_t bytes, int device, void* stream, const char* what);
-void release(void* p, int device, void* stream) noexcept;
+void release(void* p, std::size_t bytes, int device, void* stream) noexcept;
 
 enum class CopyKind { host_to_device, device_to_host, device_to_device };
 // Copies; to or from the host it waits for the copy (the host may read dst or reuse src at once), device to
