@@ -111,20 +111,29 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
     if (begin >= x.nnz) return;
     const std::uint64_t end = begin + x.per_warp < x.nnz ? begin + x.per_warp : x.nnz;
     const std::uint64_t k = x.k, kv = k / V;  // vectors per row
+    // Positions below are relative to begin and 32-bit (a share is at most 2^31 entries): half the instructions
+    // of 64-bit ones for the step's bookkeeping.
+    const unsigned count = unsigned(end - begin);
+    const ColIndex* const cols = x.cols + begin;
+    ColIndex* const out_cols = x.out_cols + begin;
+    T* const out = x.out + begin;
+    auto rel_of = [&](std::uint64_t o) -> unsigned {  // an offset after begin, relative (clamped)
+        return o - begin > 0xffffffffull ? 0xffffffffu : unsigned(o - begin);
+    };
     // Where a step takes at most 32 entries, its columns come from a window of the warp's next 32 columns (lane
     // t holding column begin + 32 w + t) by shuffles, the window after it read a window ahead: a step's gathers
     // then wait for no read of columns. The window also writes C's columns, one coalesced store a window.
     constexpr bool col_window = E * U <= warp_size;
     constexpr unsigned window_steps = col_window ? warp_size / (E * U) : 1;
     ColIndex cw = 0, cw_next = 0;
-    auto read_window = [&](std::uint64_t first) -> ColIndex {
-        const std::uint64_t q = first + lane;
-        return q < end ? x.cols[q] : ColIndex(0);
+    auto read_window = [&](unsigned first) -> ColIndex {
+        const unsigned q = first + lane;
+        return q < count ? cols[q] : ColIndex(0);
     };
     if constexpr (col_window) {  // (read before the row search, their waits overlapping)
-        cw = read_window(begin);
-        cw_next = read_window(begin + warp_size);
-        if (begin + lane < end) x.out_cols[begin + lane] = cw;
+        cw = read_window(0);
+        cw_next = read_window(warp_size);
+        if (lane < count) out_cols[lane] = cw;
     }
     // The warp finds the row of its first entry; each group walks on from there, or with four groups or more the
     // warp follows the rows of each step through a RowWindow (`row`, next_row_start: of the step's last entry).
@@ -134,29 +143,29 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
     // entry is read (j[] would live through their longer fold and spill).
     constexpr bool late_cols = L > 1 && std::is_same_v<Sr, PlusTimes>;
     std::uint64_t row = warp_ops::group_row_of<warp_size>(x.off, 0, x.nrows, begin, lane, 0xffffffffu);
-    std::uint64_t next_row_start = x.off[row + 1];  // off[row + 1]
+    unsigned next_row_start = rel_of(x.off[row + 1]);  // off[row + 1], relative
     bool loaded = false;                             // a_reg holds A's row `row` (windowed: row `held_row`)
     unsigned held_row = 0;
     RowWindow window;
     Vec<T, V> a_reg[NB];
     // Every lane of the warp runs the same number of steps (the groups' entries differ only by `group`).
-    const std::uint64_t steps = (end - begin + E * U - 1) / (E * U);
-    std::uint64_t p = begin + group;
-    for (std::uint64_t step = 0; step < steps; ++step, p += E * U) {
+    const unsigned steps = (count + E * U - 1) / (E * U);
+    unsigned p = group;
+    for (unsigned step = 0; step < steps; ++step, p += E * U) {
         ColIndex j[U];
         if constexpr (col_window) {
             const unsigned in_window = unsigned(step % window_steps) * E * U;
             if (step > 0 && in_window == 0) {
-                const std::uint64_t first = begin + (step / window_steps) * warp_size;
+                const unsigned first = (step / window_steps) * warp_size;
                 cw = cw_next;
-                if (first + lane < end) x.out_cols[first + lane] = cw;
+                if (first + lane < count) out_cols[first + lane] = cw;
                 cw_next = read_window(first + warp_size);
             }
 #pragma unroll
             for (unsigned u = 0; u < U; ++u) j[u] = __shfl_sync(0xffffffffu, cw, in_window + group + u * E);
         } else {
 #pragma unroll
-            for (unsigned u = 0; u < U; ++u) j[u] = p + u * E < end ? x.cols[p + u * E] : 0;
+            for (unsigned u = 0; u < U; ++u) j[u] = p + u * E < count ? cols[p + u * E] : 0;
         }
         Vec<T, V> b[U][NB];
         if constexpr (NV > 0) {
@@ -165,36 +174,36 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
                 const Vec<T, V>* br = reinterpret_cast<const Vec<T, V>*>(x.bt + std::uint64_t(j[u]) * k);
 #pragma unroll
                 for (unsigned t = 0; t < NV; ++t)
-                    if (p + u * E < end && s + t * L < kv) b[u][t] = br[s + t * L];
+                    if (p + u * E < count && s + t * L < kv) b[u][t] = br[s + t * L];
             }
         }
         // windowed: the step's entries in one row (`row`, the same in every lane), or found in the window.
-        const std::uint64_t last = (p - group + E * U < end ? p - group + E * U : end) - 1;
+        const unsigned last = (p - group + E * U < count ? p - group + E * U : count) - 1;
         const bool within = !windowed || last < next_row_start;
-        if (windowed && !within && (!window.loaded || unsigned(last - begin) >= window.d_last))
+        if (windowed && !within && (!window.loaded || last >= window.d_last))
             window.load(x.off, x.nrows, row, begin, lane);
         T acc[U];
         bool has[U];
 #pragma unroll
         for (unsigned u = 0; u < U; ++u) {
-            const std::uint64_t q = p + u * E;
+            const unsigned q = p + u * E;
             acc[u] = T{};
             has[u] = false;
             std::uint64_t r = row;
             if constexpr (windowed) {
-                if (!within) r = window.row_of(x.off, x.nrows, begin, unsigned((q < end ? q : last) - begin));
-                if (q >= end) continue;
+                if (!within) r = window.row_of(x.off, x.nrows, begin, q < count ? q : last);
+                if (q >= count) continue;
                 if (unsigned(r) != held_row) loaded = false;
                 held_row = unsigned(r);
-            } else if (q >= end) {
+            } else if (q >= count) {
                 continue;
             } else if (q >= next_row_start) {  // row switch
-                row = r = warp_ops::next_row_of<1>(x.off, x.nrows, row, q, 0, 0);
-                next_row_start = x.off[row + 1];
+                row = r = warp_ops::next_row_of<1>(x.off, x.nrows, row, begin + q, 0, 0);
+                next_row_start = rel_of(x.off[row + 1]);
                 loaded = false;
             }
             if constexpr (!late_cols && !col_window)
-                if (s == 0) x.out_cols[q] = j[u];
+                if (s == 0) out_cols[q] = j[u];
             if constexpr (NV > 0) {
                 if (!loaded) {
                     const Vec<T, V>* ar = reinterpret_cast<const Vec<T, V>*>(x.a + r * k);
@@ -232,8 +241,11 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
                 }
             }
         }
-        if (windowed && !within)
-            row = window.warp_row_of(x.off, x.nrows, begin, unsigned(last - begin), lane, next_row_start);
+        if (windowed && !within) {
+            std::uint64_t row_end = 0;
+            row = window.warp_row_of(x.off, x.nrows, begin, last, lane, row_end);
+            next_row_start = rel_of(row_end);
+        }
         // The group's lanes. plus_times: a butterfly of one shuffle and one add a step (a lane without terms
         // holds +0, so a sum of -0 terms comes out +0; + is commutative, so the same bits run after run), for double first halving the values a
         // lane holds while there are several (lane s keeps the half its bit d selects and adds its partner's copy
@@ -271,8 +283,8 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
 #pragma unroll
                 for (unsigned i = r + 1; i < held && i < r + spread; ++i)
                     if (c == i - r) v = acc[i];
-                const std::uint64_t q = p + (first + r + c) * E;
-                if (r + c < held && q < end) x.out[q] = v;
+                const unsigned q = p + (first + r + c) * E;
+                if (r + c < held && q < count) out[q] = v;
             }
         } else {
 #pragma unroll
@@ -290,7 +302,7 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
             }
 #pragma unroll
             for (unsigned u = 0; u < U; ++u)
-                if (p + u * E < end && s == 0) x.out[p + u * E] = acc[u];
+                if (p + u * E < count && s == 0) out[p + u * E] = acc[u];
         }
         // The step's columns into C, lane s of each group those of entries s, s + L, ... (as the values). (One
         // helper for this selection and the values' compiled to other selects: 1% slower at K = 64-128, H100.)
@@ -301,8 +313,8 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
 #pragma unroll
                 for (unsigned u = r + 1; u < U && u < r + L; ++u)
                     if (s == u - r) v = j[u];
-                const std::uint64_t q = p + (r + s) * E;
-                if (r + s < U && q < end) x.out_cols[q] = v;
+                const unsigned q = p + (r + s) * E;
+                if (r + s < U && q < count) out_cols[q] = v;
             }
         }
     }
