@@ -193,11 +193,13 @@ Indicator<T, L> indicator(std::span<const L> labels, LabelOrder order = LabelOrd
     Array<Offset> s_offsets(k + 1);
     Array<ColIndex> s_cols(n);
     detail::indicator_rows(st_cols.span(), k, s_offsets.data(), s_cols.data());
-    if (!ctx.is_cuda())
-        return finish(k, Array<Offset>::iota(n + 1, ctx), std::move(st_cols), ones(), std::move(s_offsets),
-                      std::move(s_cols), ones());
-    return finish(k, Array<Offset>::iota(n + 1, ctx), st_cols.to(ctx), ones(), s_offsets.to(ctx), s_cols.to(ctx),
-                  ones());
+    if (ctx.is_cuda()) {
+        st_cols = st_cols.to(ctx);
+        s_offsets = s_offsets.to(ctx);
+        s_cols = s_cols.to(ctx);
+    }
+    return finish(k, Array<Offset>::iota(n + 1, ctx), std::move(st_cols), ones(), std::move(s_offsets),
+                  std::move(s_cols), ones());
 }
 template <class T, Label L>
 Indicator<T, L> indicator(const std::vector<L>& labels, LabelOrder order = LabelOrder::first_appearance,

@@ -1,5 +1,6 @@
 // What both SpGEMMs of this folder (esc.cu, spgemm.cu) take from CUB: device scratch that only grows, and an
-// exclusive sum of 64-bit counts (one block of ours for short ones). And Carve: temporaries in one allocation.
+// exclusive sum of 64-bit counts (one block of ours for short ones). (Carve, temporaries in one allocation, is
+// engine/cuda/carve.hpp.)
 #pragma once
 #include <cuda_runtime.h>
 
@@ -13,6 +14,7 @@
 #include "engine/array.hpp"
 #include "engine/config.hpp"
 #include "engine/context.hpp"
+#include "engine/cuda/carve.hpp"
 #include "engine/cuda/runtime.hpp"
 
 namespace hybla::cuda::spgemm_detail {
@@ -30,42 +32,6 @@ public:
 private:
     Array<std::uint8_t> buf_;
     Context ctx_;
-};
-
-// Device temporaries of one step carved out of one allocation: an allocation and its free cost 2-3 us of host
-// time, and a small product, bound by its host time, needs a dozen temporaries. take() each, then allocate(),
-// after which the pointers taken (which must live until then) point into the allocation (16-byte aligned;
-// nullptr for none). Freed with the Carve, in stream order.
-class Carve {
-public:
-    explicit Carve(const Context& ctx) : storage_(0, ctx), ctx_(ctx) {}
-    template <class U>
-    void take(U*& p, std::uint64_t n) {
-        p = nullptr;
-        if (n == 0) return;
-        if (n > (std::uint64_t(1) << 60) / sizeof(U))
-            throw OutOfMemory("SpGEMM: temporaries of " + std::to_string(n) + " items", std::size_t(-1));
-        parts_.push_back(
-            {bytes_, &p, [](void* target, unsigned char* at) { *static_cast<U**>(target) = reinterpret_cast<U*>(at); }});
-        bytes_ += (n * sizeof(U) + 15) / 16 * 16;
-    }
-    void allocate() {
-        storage_ = Array<std::uint64_t>((bytes_ + 7) / 8, ctx_);
-        unsigned char* base = reinterpret_cast<unsigned char*>(storage_.data());
-        for (const Part& part : parts_) part.set(part.target, base + part.at);
-        parts_.clear();
-    }
-
-private:
-    struct Part {
-        std::uint64_t at;
-        void* target;
-        void (*set)(void*, unsigned char*);
-    };
-    Array<std::uint64_t> storage_;
-    Context ctx_;
-    std::uint64_t bytes_ = 0;
-    std::vector<Part> parts_;
 };
 
 // The exclusive sum of at most small_sum_max counts by one block of BLOCK / 32 warps: warp w owns a run of

@@ -519,7 +519,6 @@ __global__ void place_sorted_kernel(std::uint64_t nrows, const std::uint32_t* ro
 
 // ------------------------------------------------------------------ host side
 
-using spgemm_detail::Carve;
 using spgemm_detail::exclusive_sum;
 using spgemm_detail::Scratch;
 
@@ -1060,7 +1059,7 @@ public:
     HashProduct(const Csr<T>& a, const Csr<T>& b, const Sr& sr, const MaskPattern* mask, Offset* products,
                 bool products_given, FreeMemory& free, const Context& ctx)
         : a_(a), b_(b), sr_(sr), ctx_(ctx), products_given_(products_given), clock_(stream_of(ctx)),
-          c_off_(a.rows + 1, ctx), scratch_(ctx), rows_carve_(ctx) {
+          c_off_(a.rows + 1, ctx), scratch_(ctx), rows_carve_(ctx, "SpGEMM: temporaries") {
         const Index m = a.rows, n = b.cols;
         // Each row's count and both groupings in one allocation.
         rows_carve_.take(row_nnz_, m + 1);
@@ -1122,7 +1121,7 @@ public:
         x.size = sym_.size;
         x.row_nnz = row_nnz_;
         // The symbolic phase's temporaries (and the tiles' that the numeric phase reads) in one allocation.
-        Carve sym_carve(ctx_);
+        Carve sym_carve(ctx_, "SpGEMM: temporaries");
         Offset* job_words = nullptr;  // each pair's count, a zero for the sum, the tile kernels' next jobs (2)
         Offset *split = nullptr, *chunk_bounds = nullptr, *job_off = nullptr;
         std::uint64_t* job_start = nullptr;
@@ -1167,7 +1166,7 @@ public:
         {
             // Global tables, freed before the numeric phase's.
             const GlobalTables gt = plan_global(sym_, 4 + 1, ctx_);
-            Carve tables(ctx_);
+            Carve tables(ctx_, "SpGEMM: temporaries");
             std::uint32_t *t_keys = nullptr, *t_hits = nullptr;
             tables.take(t_keys, gt.blocks * gt.slots);
             tables.take(t_hits, gt.blocks * gt.slots / 32);
@@ -1274,7 +1273,7 @@ public:
         x.row_nnz = nullptr;
         x.c_off = c_off_.data();
         const GlobalTables gt = plan_global(grp, 4 + 1 + sizeof(T), ctx_);
-        Carve num_carve(ctx_);
+        Carve num_carve(ctx_, "SpGEMM: temporaries");
         std::uint32_t* t_keys = nullptr;
         T* t_vals = nullptr;
         std::uint8_t* t_flags = nullptr;

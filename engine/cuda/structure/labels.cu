@@ -20,6 +20,7 @@
 #include <cstring>
 #include <exception>
 
+#include "engine/cuda/carve.hpp"
 #include "engine/cuda/labels.hpp"
 #include "engine/cuda/structure/keys.cuh"
 
@@ -115,25 +116,6 @@ __device__ inline void write_one(const Ones& o, std::uint64_t v) {
     }
 }
 
-// Parts of one device allocation, each 256-byte aligned.
-class Arena {
-public:
-    std::size_t add(std::size_t bytes) {
-        const std::size_t at = bytes_;
-        bytes_ += (bytes + 255) / 256 * 256;
-        return at;
-    }
-    void allocate(const Context& ctx) { a_ = Array<std::uint8_t>(std::max<std::size_t>(bytes_, 1), ctx); }
-    template <class X>
-    X* at(std::size_t offset) {
-        return reinterpret_cast<X*>(a_.data() + offset);
-    }
-
-private:
-    std::size_t bytes_ = 0;
-    Array<std::uint8_t> a_;
-};
-
 // Page-locked host memory kept per thread for the labels' way up and the results' way back (nullptr beyond
 // 64 MiB: such calls copy through pageable memory).
 struct Staging {
@@ -207,11 +189,12 @@ LabelNumbering number(const W* host, Index n, W flip, bool value_order, Ones one
     const std::uint64_t slots = 4 * std::uint64_t(n) + 1024;  // the widest range a table numbers, plus one
     const std::uint64_t items = value_order ? slots : n;     // what the scan runs over
 
-    // The temporaries in one allocation, the outputs in their own.
-    Arena arena;
-    const std::size_t at_header = arena.add(sizeof(Header)), at_first = arena.add(slots * 4),
-                      at_rank = arena.add(items * 4), at_numbered = arena.add(n * sizeof(W)),
-                      at_words = arena.add(n * sizeof(W)), at_keys = arena.add(n * 4), at_keys2 = arena.add(n * 4);
+    // The temporaries in one allocation (CUB aligns its storage itself), the outputs in their own.
+    Header* header;
+    std::uint32_t *f, *rk;
+    W *lw, *w;
+    ColIndex *kk, *kk2;
+    std::uint8_t *scan_temp, *sort_temp;
     const Range<W> range{nullptr, slots};
     const std::size_t scan_bytes =
         value_order ? exclusive_flag_scan(nullptr, 0, Occupied{nullptr}, nullptr, items, ctx)
@@ -219,19 +202,21 @@ LabelNumbering number(const W* host, Index n, W flip, bool value_order, Ones one
     cub::DoubleBuffer<ColIndex> kb, vb;
     const int most_bits = bits_for(n);
     const std::size_t sort_bytes = most_bits > 0 ? sort_rows(nullptr, 0, kb, vb, n, most_bits, ctx) : 0;
-    const std::size_t at_scan = arena.add(scan_bytes), at_sort = arena.add(sort_bytes);
-    arena.allocate(ctx);
+    Carve carve(ctx, "indicator: temporaries");
+    carve.take(header, 1);
+    carve.take(f, slots);
+    carve.take(rk, items);
+    carve.take(lw, n);
+    carve.take(w, n);
+    carve.take(kk, n);
+    carve.take(kk2, n);
+    carve.take(scan_temp, scan_bytes);
+    carve.take(sort_temp, sort_bytes);
+    carve.allocate();
     r.st_offsets = Array<Offset>(n + 1, ctx);
     r.st_cols = Array<ColIndex>(n, ctx);
     r.s_cols = Array<ColIndex>(n, ctx);
     Array<ColIndex> vals2(n, ctx);
-
-    Header* header = arena.at<Header>(at_header);
-    std::uint32_t* f = arena.at<std::uint32_t>(at_first);
-    std::uint32_t* rk = arena.at<std::uint32_t>(at_rank);
-    W* lw = arena.at<W>(at_numbered);
-    W* w = arena.at<W>(at_words);
-    ColIndex* kk = arena.at<ColIndex>(at_keys);
     const Range<W> rg{header, slots};
 
     // The upload (through page-locked memory, which also takes the header and the labels on their way back),
@@ -257,7 +242,6 @@ LabelNumbering number(const W* host, Index n, W flip, bool value_order, Ones one
     // The numbers, an exclusive scan: of the occupied slots (value order: slot x's label is numbered rank[x]),
     // or of the vertices first of their label (vertex v's label is numbered rank[first[x]]). Then the label of
     // each number, and k.
-    void* scan_temp = arena.at<void>(at_scan);
     if (value_order) {
         exclusive_flag_scan(scan_temp, scan_bytes, Occupied{f}, rk, items, ctx);
         for_each(items, ctx, "indicator (labels by value)", [=] __device__(std::uint64_t x) {
@@ -306,11 +290,11 @@ LabelNumbering number(const W* host, Index n, W flip, bool value_order, Ones one
     // S's rows: the vertices sorted stably by number, the offsets a search per row.
     const int bits = bits_for(k);
     if (bits > 0) {
-        kb = cub::DoubleBuffer<ColIndex>(kk, arena.at<ColIndex>(at_keys2));
+        kb = cub::DoubleBuffer<ColIndex>(kk, kk2);
         vb = cub::DoubleBuffer<ColIndex>(vv, vals2.data());
         std::size_t bytes = sort_rows(nullptr, 0, kb, vb, n, bits, ctx);
         Array<std::uint8_t> more;  // (were fewer bits to need more storage than the most)
-        void* temp = arena.at<void>(at_sort);
+        void* temp = sort_temp;
         if (bytes > sort_bytes) {
             more = Array<std::uint8_t>(bytes, ctx);
             temp = more.data();
