@@ -206,11 +206,13 @@ TEST_CASE("device arrays: small blocks kept per stream are handed out once, on t
     TestStream s2(dev);
     const Context contexts[2] = {Context::cuda(dev), Context::cuda(dev, s2.get())};
     std::mt19937_64 rng(5);
-    // Sizes around the classes' edges (1 element, 2^k - 1, 2^k, 2^k + 1 bytes' worth) and beyond the largest
-    // kept block (1 MiB), on both streams; each live array holds its own number, checked after every round of
-    // frees and allocations (a block handed out twice would hold another array's number).
-    std::vector<std::size_t> sizes = {1, 2, 3, 63, 64, 65, 255, 256, 257, 4095, 4096, 4097, 262143, 262144, 262145,
-                                      300000, 600000};
+    // Sizes around the classes' edges (1 element, 2^k - 1, 2^k, 2^k + 1 bytes' worth; beyond 1 MiB the classes
+    // of a quarter octave: 1.25 MiB, 2.5 MiB and their neighbours) and beyond the largest kept block (8 MiB), on
+    // both streams; each live array holds its own number, checked after every round of frees and allocations (a
+    // block handed out twice would hold another array's number).
+    std::vector<std::size_t> sizes = {1,      2,      3,      63,     64,     65,     255,     256,     257,
+                                      4095,   4096,   4097,   262143, 262144, 262145, 327679,  327680,  327681,
+                                      600000, 655360, 655361, 900000, 2097151, 2097152, 2097153};
     struct Live {
         Array<std::uint32_t> a;
         std::uint32_t tag;

@@ -197,6 +197,14 @@ void check_variants(const Dense<M>& m0, const DenseMatrix<T>& a0, const DenseMat
 
 constexpr Index inner_dims[] = {1, 3, 4, 8, 16, 32, 47, 64, 128, 256, 512};
 
+// The GPU's two kernels (engine/cuda/sddmm): the one its rule picks for the pattern (rows of 16 to 64 entries on
+// average, by K, take the rows kernel), then the rows kernel on every pattern (HYBLA_SDDMM_ROWS=1). The CPU runs
+// once.
+std::vector<const char*> kernels() {
+    if (!default_context().is_cuda()) return {nullptr};
+    return {nullptr, "1"};
+}
+
 // C<M> = X·Yᵀ (Y stored n x K, transpose_b) for one K: a uniform bool mask with every variant, and a skewed
 // 601 x 1031 mask, structural into a fresh C and valued with plus into a C with entries.
 template <class T>
@@ -246,15 +254,18 @@ TEST_CASE("SDDMM: a small product by hand, with and without accumulator and repl
 
 TEST_CASE("SDDMM: X Y^T for every inner dimension from 1 to 512, float and double", "[mxm][sddmm]") {
     ref::Gen g(101);
-    for (Index k : inner_dims) {
-        if (!ref::in_shard()) continue;
-        {
-            INFO("K = " << k << ", float");
-            check_inner_dim<float>(g, k);
+    for (Index k : inner_dims)
+        for (const char* rows : kernels()) {
+            if (!ref::in_shard()) continue;
+            const hybla_test::EnvGuard env("HYBLA_SDDMM_ROWS", rows);
+            INFO("HYBLA_SDDMM_ROWS=" << (rows ? rows : "unset"));
+            {
+                INFO("K = " << k << ", float");
+                check_inner_dim<float>(g, k);
+            }
+            INFO("K = " << k << ", double");
+            check_inner_dim<double>(g, k);
         }
-        INFO("K = " << k << ", double");
-        check_inner_dim<double>(g, k);
-    }
 }
 
 TEST_CASE("SDDMM: every combination of transposes of the dense operands", "[mxm][sddmm]") {
@@ -361,9 +372,12 @@ TEST_CASE("SDDMM: mask shapes and patterns (skewed, one row, one column, 1x1, em
     struct Case { Index m, n; int kind; };
     for (const Case& s : {Case{1001, 1031, 1}, Case{1, 1001, 0}, Case{1, 1001, 2}, Case{1001, 1, 0}, Case{1, 1, 2},
                           Case{0, 37, 0}, Case{37, 0, 0}, Case{0, 0, 0}, Case{37, 41, 3}, Case{37, 41, 2}})
-        for (Index k : {Index(0), Index(1), Index(16), Index(47)}) {
+        for (Index k : {Index(0), Index(1), Index(16), Index(47)})
+        for (const char* rows : kernels()) {  // (patterns of 1 to 30 entries through the rows kernel too)
             if (!ref::in_shard()) continue;
-            INFO(s.m << "x" << s.n << " mask of kind " << s.kind << ", K = " << k);
+            const hybla_test::EnvGuard env("HYBLA_SDDMM_ROWS", rows);
+            INFO(s.m << "x" << s.n << " mask of kind " << s.kind << ", K = " << k
+                     << ", HYBLA_SDDMM_ROWS=" << (rows ? rows : "unset"));
             auto make = [&]<class M>(M) {
                 if (s.kind == 1) return skewed_mask<M>(g, s.m, s.n);
                 Dense<M> d = uniform_mask<M>(g, s.m, s.n, s.kind == 0 ? 0.3 : s.kind == 2 ? 1.0 : 0.0);
@@ -432,9 +446,11 @@ TEST_CASE("SDDMM: semirings with terminal values (min_plus, max_plus, lor_land) 
                 if (i == 1 || g.real() < 0.1) a(i, x) = inf;
         return a;
     };
-    for (Index k : {Index(1), Index(3), Index(32), Index(47), Index(128), Index(512)}) {
+    for (Index k : {Index(1), Index(3), Index(32), Index(47), Index(128), Index(512)})
+    for (const char* rows : kernels()) {
         if (!ref::in_shard()) continue;
-        INFO("K = " << k);
+        const hybla_test::EnvGuard env("HYBLA_SDDMM_ROWS", rows);
+        INFO("K = " << k << ", HYBLA_SDDMM_ROWS=" << (rows ? rows : "unset"));
         for (int skew = 0; skew < 2; ++skew) {
             const Index m = skew ? 301 : 37, n = skew ? 333 : 41;
             INFO((skew ? "skewed" : "uniform") << " mask");
@@ -468,11 +484,12 @@ TEST_CASE("SDDMM with any_first and any_second keeps one of the terms", "[mxm][s
     // result at (i,j) must be one of op(A)(i,x) (any_first) or op(B)(x,j) (any_second) over x < K.
     ref::Gen g(106);
     for (Index k : {Index(1), Index(5), Index(33), Index(64)})
-        for (int skew = 0; skew < 2; ++skew) {
+        for (int skew = 0; skew < 4; ++skew) {
             if (!ref::in_shard()) continue;
-            const Index m = skew ? 301 : 37, n = skew ? 333 : 41;
-            INFO("K = " << k << ", " << m << "x" << n);
-            const Dense<bool> m0 = skew ? skewed_mask<bool>(g, m, n) : uniform_mask<bool>(g, m, n, 0.3);
+            const Index m = skew % 2 ? 301 : 37, n = skew % 2 ? 333 : 41;
+            const hybla_test::EnvGuard env("HYBLA_SDDMM_ROWS", skew < 2 ? nullptr : "1");
+            INFO("K = " << k << ", " << m << "x" << n << (skew < 2 ? "" : ", HYBLA_SDDMM_ROWS=1"));
+            const Dense<bool> m0 = skew % 2 ? skewed_mask<bool>(g, m, n) : uniform_mask<bool>(g, m, n, 0.3);
             DenseMatrix<float> a0(m, k, 0, Context::cpu()), b0(k, n, 0, Context::cpu());
             for (Index i = 0; i < m; ++i)
                 for (Index x = 0; x < k; ++x) a0(i, x) = float(1000 * x + i);
@@ -618,12 +635,55 @@ TEST_CASE("SDDMM: rows of one entry, runs of empty rows longer than a warp, and 
         const DenseMatrix<double> ad = operand<double>(g, m, k), bd = operand<double>(g, k, n);
         check<plus_times>(m0, ad, bd, Dense<double>(m, n), Descriptor{.transpose_b = true, .mask_structure = true});
         check<min_plus>(m0, ad, bd, Dense<double>(m, n), Descriptor{.transpose_b = true, .mask_structure = true});
-        // Shares of many steps (a warp keeps its window and its row of A across them); the GPU reads the knob.
-        for (const char* share : {"64", "1000"}) {
-            const hybla_test::EnvGuard env("HYBLA_SDDMM_SHARE", share);
-            INFO("HYBLA_SDDMM_SHARE=" << share);
-            check<plus_times>(m0, af, bf, Dense<float>(m, n), Descriptor{.transpose_b = true, .mask_structure = true});
-            check<plus_times>(m0, ad, bd, Dense<double>(m, n), Descriptor{.transpose_b = true, .mask_structure = true});
-        }
+        // Shares of many steps (a warp keeps its window and its row of A across them), by both kernels (the rows
+        // kernel's shares end inside rows and cross runs of empty ones); the GPU reads the knobs.
+        for (const char* share : {"64", "1000"})
+            for (const char* rows : kernels()) {
+                const hybla_test::EnvGuard env("HYBLA_SDDMM_SHARE", share), env_rows("HYBLA_SDDMM_ROWS", rows);
+                INFO("HYBLA_SDDMM_SHARE=" << share << ", HYBLA_SDDMM_ROWS=" << (rows ? rows : "unset"));
+                const Descriptor d{.transpose_b = true, .mask_structure = true};
+                check<plus_times>(m0, af, bf, Dense<float>(m, n), d);
+                check<plus_times>(m0, ad, bd, Dense<double>(m, n), d);
+                if (rows) check<min_plus>(m0, ad, bd, Dense<double>(m, n), d);
+            }
     }
+}
+
+TEST_CASE("SDDMM: long rows (the GPU's rows kernel by its rule, and the other by HYBLA_SDDMM_ROWS=0)", "[mxm][sddmm]") {
+    // Rows of 60 to 160 entries, every seventh empty, one of 1500: over 90 entries a row on average, so the GPU
+    // takes the kernel that walks row segments at every K and semiring (its rule asks for up to 64); shares of 32
+    // and 100 entries end inside rows.
+    const Index m = 517, n = 2003;
+    ref::Gen g(978);
+    Dense<bool> m0(m, n);
+    std::vector<Index> cols(n);
+    for (Index j = 0; j < n; ++j) cols[j] = j;
+    for (Index i = 0; i < m; ++i) {
+        const Index len = i == 100 ? 1500 : i % 7 == 3 ? 0 : g.uniform(60, 160);
+        std::shuffle(cols.begin(), cols.end(), g.rng);
+        for (Index p = 0; p < len; ++p) m0(i, cols[p]) = true;
+    }
+    REQUIRE(m0.nvals() >= 80 * m);
+    const Descriptor d{.transpose_b = true, .mask_structure = true};
+    for (const Index k : {1, 4, 16, 32, 47, 64, 128, 256})
+        for (const char* rows : {static_cast<const char*>(nullptr), "0"}) {
+            if (!ref::in_shard()) continue;
+            const hybla_test::EnvGuard env("HYBLA_SDDMM_ROWS", rows);
+            INFO("K = " << k << ", HYBLA_SDDMM_ROWS=" << (rows ? rows : "unset"));
+            const DenseMatrix<float> af = operand<float>(g, m, k), bf = operand<float>(g, k, n);
+            const DenseMatrix<double> ad = operand<double>(g, m, k), bd = operand<double>(g, k, n);
+            check<plus_times>(m0, af, bf, Dense<float>(m, n), d);
+            check<plus_times>(m0, ad, bd, start<double>(g, m, n, 0.01), Descriptor{.transpose_b = true}, plus_op{});
+            check<min_plus>(m0, ad, bd, Dense<double>(m, n), d);
+            check<plus_times>(m0, operand<std::int64_t>(g, m, k), operand<std::int64_t>(g, k, n),
+                              Dense<std::int64_t>(m, n), d);
+            for (const char* share : {"32", "100"})
+                for (const char* lanes : {"4", "8"}) {  // (the rows kernel's lanes an entry; its rule picks one)
+                    const hybla_test::EnvGuard env_share("HYBLA_SDDMM_SHARE", share),
+                        env_lanes("HYBLA_SDDMM_ROWS_LANES", lanes);
+                    INFO("HYBLA_SDDMM_SHARE=" << share << ", HYBLA_SDDMM_ROWS_LANES=" << lanes);
+                    check<plus_times>(m0, af, bf, Dense<float>(m, n), d);
+                    check<plus_times>(m0, ad, bd, Dense<double>(m, n), d);
+                }
+        }
 }

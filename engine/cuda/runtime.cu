@@ -93,14 +93,17 @@ static void setup_device(int device) {
 // order makes the reuse safe: what the block's last user queued runs before what its next user queues), so that
 // neither the allocation nor the free calls the runtime: a small product or a PageRank iteration allocates and
 // frees 3 to 30 temporaries, each allocation and each free 1.2-2.7 us of host time on an H100's host. Classes
-// are powers of two from 256 bytes to 1 MiB, at most 16 blocks of a class on a stream and 64 MiB in all; a
+// are powers of two from 256 bytes to 1 MiB, at most 16 blocks of a class on a stream and 64 MiB in all, then
+// four an octave up to 8 MiB (1.25, 1.5, 1.75, 2, 2.5, ... MiB: a block at most a quarter larger than asked; the
+// outputs of products on graphs of a few hundred thousand entries), at most 4 a class and 64 MiB in all of their
+// own (kept large blocks had filled a shared limit and left the small ones to the runtime); a
 // stream's blocks go back to the pool when it ends, all of them when an allocation fails. Only the default
 // stream and streams of stream_create keep blocks; small allocations are rounded up to their class on every
 // stream (a kept block always fills its class). HYBLA_BLOCK_CACHE=0 turns it off (compute-sanitizer then
 // sees each array's exact bounds).
 namespace {
-constexpr unsigned smallest_class = 8, largest_class = 20;
-constexpr std::size_t blocks_per_class = 16, cache_most_bytes = std::size_t(64) << 20;
+constexpr unsigned smallest_class = 8, largest_power = 20, largest_class = largest_power + 12;
+constexpr std::size_t cache_most_bytes = std::size_t(64) << 20;  // each of the two tiers
 struct BlockCache {
     struct Key {
         int device;
@@ -115,7 +118,7 @@ struct BlockCache {
     };
     std::mutex m;
     std::unordered_map<Key, std::vector<void*>, KeyHash> blocks;
-    std::size_t bytes = 0;
+    std::size_t bytes[2] = {0, 0};  // kept, up to 1 MiB and beyond
     // Streams whose end hybla sees (stream_create's; and the default stream): a stream of the caller's could
     // end, and its handle come back for another, while the blocks freed on it are still in use.
     std::unordered_set<void*> own_streams;
@@ -132,10 +135,19 @@ bool block_cache_on() {
     }();
     return on;
 }
-// The size class of a block of `bytes` bytes (its bytes 2^class), or 0 where such blocks are not kept.
+// The bytes of a block of a size class: 2^class up to 1 MiB, then (5, 6, 7, 8) / 4 of 1, 2 and 4 MiB.
+std::size_t class_bytes(unsigned cls) {
+    if (cls <= largest_power) return std::size_t(1) << cls;
+    const unsigned i = cls - largest_power - 1;
+    return (std::size_t(1) << (largest_power + i / 4)) / 4 * (5 + i % 4);
+}
+// The size class of a block of `bytes` bytes (the smallest that holds them), or 0 where such blocks are not kept.
 unsigned size_class(std::size_t bytes) {
-    if (bytes > (std::size_t(1) << largest_class) || !block_cache_on()) return 0;
-    return std::max(smallest_class, unsigned(std::bit_width(bytes - 1)));
+    if (bytes > class_bytes(largest_class) || !block_cache_on()) return 0;
+    if (bytes <= class_bytes(largest_power)) return std::max(smallest_class, unsigned(std::bit_width(bytes - 1)));
+    unsigned cls = largest_power + 1;
+    while (class_bytes(cls) < bytes) ++cls;
+    return cls;
 }
 // Hands the kept blocks of one stream (or of all, stream null and every true) back to the pool.
 void drop_blocks(void* stream, bool every) noexcept {
@@ -149,7 +161,7 @@ void drop_blocks(void* stream, bool every) noexcept {
         for (void* p : it->second) {
             cudaSetDevice(it->first.device);
             cudaFreeAsync(p, as_stream(it->first.stream));
-            c.bytes -= std::size_t(1) << it->first.size_class;
+            c.bytes[it->first.size_class > largest_power] -= class_bytes(it->first.size_class);
         }
         it = c.blocks.erase(it);
     }
@@ -238,10 +250,10 @@ void* allocate(std::size_t bytes, int device, void* stream, const char* what) {
         if (it != c.blocks.end() && !it->second.empty()) {
             void* p = it->second.back();
             it->second.pop_back();
-            c.bytes -= std::size_t(1) << cls;
+            c.bytes[cls > largest_power] -= class_bytes(cls);
             return p;
         }
-        bytes = std::size_t(1) << cls;
+        bytes = class_bytes(cls);
     }
     setup_device(device);
     void* p = nullptr;
@@ -267,13 +279,14 @@ void release(void* p, std::size_t bytes, int device, void* stream) noexcept {
     if (const unsigned cls = size_class(bytes)) {
         BlockCache& c = block_cache();
         std::lock_guard lock(c.m);
-        const std::size_t block = std::size_t(1) << cls;
-        if (c.bytes + block <= cache_most_bytes && (!stream || c.own_streams.count(stream))) {
+        const std::size_t block = class_bytes(cls);
+        const bool large = cls > largest_power;
+        if (c.bytes[large] + block <= cache_most_bytes && (!stream || c.own_streams.count(stream))) {
             try {
                 std::vector<void*>& kept = c.blocks[{device, stream, cls}];
-                if (kept.size() < blocks_per_class) {
+                if (kept.size() < (large ? 4u : 16u)) {
                     kept.push_back(p);
-                    c.bytes += block;
+                    c.bytes[large] += block;
                     return;
                 }
             } catch (...) {  // (no memory for the list: the block goes back to the pool)

@@ -33,29 +33,69 @@ std::uint64_t per_warp(std::uint64_t nnz, unsigned at_once, int device) {
     return (share + at_once - 1) / at_once * at_once;
 }
 
+// The blocks for x with its share set for a warp that takes at_once entries at a time: enough for the entries,
+// and for the copy of the offsets at 16 a thread (a pattern of few entries and many rows).
+template <class T>
+unsigned blocks_for(Args<T>& x, unsigned at_once, int device) {
+    x.per_warp = per_warp(x.nnz, at_once, device);
+    const std::uint64_t warps = (x.nnz + x.per_warp - 1) / x.per_warp;
+    return unsigned(std::max((warps * warp_size + block_size - 1) / block_size,
+                             (x.nrows + 1 + 16 * block_size - 1) / (16 * block_size)));
+}
+
 // Entries a group takes a step: 4 with one vector of A kept a lane, 2 with two, else 1 (the registers).
 template <class T, class Sr, unsigned L, unsigned V, unsigned NV>
 void launch(const Args<T>& x, const Sr& sr, int device, cudaStream_t stream) {
     constexpr unsigned U = NV == 1 ? 4 : NV == 2 ? 2 : 1;
     Args<T> a = x;
-    a.per_warp = per_warp(x.nnz, 32 / L * U, device);
-    const std::uint64_t warps = (x.nnz + a.per_warp - 1) / a.per_warp;
-    // Enough blocks for the entries, and for the copy of the offsets at 16 a thread (a pattern of few entries
-    // and many rows).
-    const std::uint64_t blocks = std::max((warps * warp_size + block_size - 1) / block_size,
-                                          (x.nrows + 1 + 16 * block_size - 1) / (16 * block_size));
-    sddmm_kernel<T, Sr, L, V, NV, U><<<unsigned(blocks), block_size, 0, stream>>>(a, sr);
+    const unsigned blocks = blocks_for(a, 32 / L * U, device);
+    sddmm_kernel<T, Sr, L, V, NV, U><<<blocks, block_size, 0, stream>>>(a, sr);
     checked(int(cudaGetLastError()), "SDDMM kernel");
-    trace("cuda sddmm: %llu entries, k %llu: %u lanes an entry, %u values a load, %u loads of A kept a lane, "
-          "%u entries a group a step, %llu entries a warp",
+    trace("cuda sddmm: %llu entries, k %llu: shares, %u lanes an entry, %u values a load, %u loads of A kept a "
+          "lane, %u entries a group a step, %llu entries a warp",
           (unsigned long long)x.nnz, (unsigned long long)x.k, L, V, NV, U, (unsigned long long)a.per_warp);
 }
 
-// The shape for K = kv vectors of V values: up to 32 vectors, one a lane on the fewest lanes (a power of two)
-// that hold them; up to 256, a whole warp with 2, 4 or 8 kept a lane; beyond, a warp streaming both rows.
+// The rows kernel's lanes an entry, or 0 for the shares kernel. plus_times takes 8 lanes (a 128-byte line of each
+// row a load, steps of 16 entries) from 16 vectors a row on, else 4 (steps of 32 entries). The rows kernel when the
+// pattern's rows hold at least a step's entries on average, two steps from 32 vectors on. H100, the rows kernel
+// on every graph against the shares kernel: R-MAT 16-18 (28 entries a row) 8-11% faster at float K = 64 and
+// double K = 32, within 1% at float K = 128, 4% slower at double K = 64 and 16-20% at double K = 128;
+// soc-Slashdot0902 (12 a row) and the graphs of fewer slower at every K. HYBLA_SDDMM_ROWS=1 takes it always, 0
+// never; HYBLA_SDDMM_ROWS_LANES=4 or 8 sets its lanes (tests, benchmarks). (Its rows of vectors are counted in
+// 32 bits. The 8 lanes were measured with 16-byte vectors.)
+template <class Sr>
+unsigned rows_lanes(std::uint64_t nnz, std::uint64_t nrows, std::uint64_t kv) {
+    if (kv >> 31) return 0;
+    unsigned lanes = std::is_same_v<Sr, PlusTimes> && kv >= 16 ? 8 : 4;
+    if (const char* e = std::getenv("HYBLA_SDDMM_ROWS_LANES"); e && *e && std::is_same_v<Sr, PlusTimes>)
+        lanes = std::string(e) == "8" ? 8 : 4;
+    if (const char* e = std::getenv("HYBLA_SDDMM_ROWS"); e && *e) return std::string(e) == "1" ? lanes : 0;
+    const std::uint64_t step = warp_size / lanes * 4;
+    return nnz >= (kv >= 32 ? 2 : 1) * step * nrows ? lanes : 0;
+}
+
+template <class T, class Sr, unsigned L, unsigned V>
+void launch_rows(const Args<T>& x, const Sr& sr, int device, cudaStream_t stream) {
+    Args<T> a = x;
+    const unsigned blocks = blocks_for(a, warp_size / L * 4, device);
+    sddmm_rows_kernel<T, Sr, L, V><<<blocks, block_size, 0, stream>>>(a, sr);
+    checked(int(cudaGetLastError()), "SDDMM kernel");
+    trace("cuda sddmm: %llu entries, k %llu: row segments, %u lanes an entry, %u values a load, %llu entries a warp",
+          (unsigned long long)x.nnz, (unsigned long long)x.k, L, V, (unsigned long long)a.per_warp);
+}
+
+// Long rows (rows_lanes): the rows kernel. Otherwise the shape for K = kv vectors of V values: up to 32 vectors,
+// one a lane on the fewest lanes (a power of two) that hold them; up to 256, a whole warp with 2, 4 or 8 kept a
+// lane; beyond, a warp streaming both rows.
 template <class T, class Sr, unsigned V>
 void dispatch_lanes(const Args<T>& x, const Sr& sr, int device, cudaStream_t stream) {
     const std::uint64_t kv = x.k / V;
+    if (const unsigned lanes = rows_lanes<Sr>(x.nnz, x.nrows, kv)) {
+        if constexpr (std::is_same_v<Sr, PlusTimes>)
+            if (lanes == 8) return launch_rows<T, Sr, 8, V>(x, sr, device, stream);
+        return launch_rows<T, Sr, 4, V>(x, sr, device, stream);
+    }
     if (kv <= 1) return launch<T, Sr, 1, V, 1>(x, sr, device, stream);
     if (kv <= 2) return launch<T, Sr, 2, V, 1>(x, sr, device, stream);
     if (kv <= 4) return launch<T, Sr, 4, V, 1>(x, sr, device, stream);

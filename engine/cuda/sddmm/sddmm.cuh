@@ -87,6 +87,60 @@ struct RowWindow {
     }
 };
 
+// A kernel's start: the pattern's offsets copied into C's by every thread of the grid (not a copy of their own:
+// one call less to queue), then the calling warp's share of the entries, [begin, end); false if it has none.
+template <class T>
+__device__ __forceinline__ bool start_warp(const Args<T>& x, std::uint64_t& begin, std::uint64_t& end) {
+    for (std::uint64_t i = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i <= x.nrows;
+         i += std::uint64_t(gridDim.x) * blockDim.x)
+        x.out_off[i] = x.off[i];
+    begin = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / warp_size * x.per_warp;
+    end = begin + x.per_warp < x.nnz ? begin + x.per_warp : x.nnz;
+    return begin < x.nnz;
+}
+
+// plus_times' fold by halving, H times (H <= log2 L and U): lane s keeps the half of its n values that bit d of s
+// selects (d = L / 2, L / 4, ...) and adds its partner's copy of that half, one shuffle a value kept. Returns the
+// entry of acc[0] in this lane; acc[0 .. U >> H) hold sums over 2^H lanes. (+ is commutative: the same bits run
+// after run.)
+template <unsigned L, unsigned U, unsigned H, class T>
+__device__ __forceinline__ unsigned halve(T (&acc)[U], unsigned s) {
+    unsigned first = 0;
+    if constexpr (H > 0) {
+#pragma unroll
+        for (unsigned h = 0, d = L / 2, n = U; h < H; ++h, d /= 2, n /= 2) {
+            const bool upper = s & d;
+#pragma unroll
+            for (unsigned i = 0; i < n / 2; ++i) {
+                const T send = upper ? acc[i] : acc[i + n / 2];
+                const T keep = upper ? acc[i + n / 2] : acc[i];
+                acc[i] = keep + __shfl_xor_sync(0xffffffffu, send, d, L);
+            }
+            if (upper) first += n / 2;
+        }
+    }
+    return first;
+}
+
+// Folds U values over the L lanes of each group, lower lane first, carrying a "has a term" flag (no identity
+// assumed): lane 0 of the group ends with the results. Every lane of the warp calls it (width L keeps the shuffles
+// within each group).
+template <unsigned L, unsigned U, class T, class Sr>
+__device__ __forceinline__ void fold_flagged(T (&acc)[U], bool (&has)[U], unsigned s, const Sr& sr) {
+#pragma unroll
+    for (unsigned d = 1; d < L; d *= 2) {
+#pragma unroll
+        for (unsigned u = 0; u < U; ++u) {
+            const T other = __shfl_down_sync(0xffffffffu, acc[u], d, L);
+            const bool other_has = __shfl_down_sync(0xffffffffu, has[u], d, L);
+            if (s % (2 * d) == 0 && other_has) {
+                acc[u] = has[u] ? sr.template add<T>(acc[u], other) : other;
+                has[u] = true;
+            }
+        }
+    }
+}
+
 // Each warp takes an equal share of the entries, across row boundaries. A group of L lanes computes an entry
 // (32 / L entries at once; L sized to K, so no lane idles at small K), U of them a step: the step's columns read
 // and the U rows of Bt gathered before the first product, so U gathers are in flight, not one. Lane s of the
@@ -102,14 +156,8 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
     constexpr unsigned E = warp_size / L;  // entries at once per warp, U times a step
     constexpr unsigned NB = NV > 0 ? NV : 1;
     const unsigned lane = threadIdx.x % warp_size, group = lane / L, s = lane % L;
-    // The offsets are copied here, not by a copy of their own (one call less to queue).
-    for (std::uint64_t i = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i <= x.nrows;
-         i += std::uint64_t(gridDim.x) * blockDim.x)
-        x.out_off[i] = x.off[i];
-    const std::uint64_t w = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / warp_size;
-    const std::uint64_t begin = w * x.per_warp;
-    if (begin >= x.nnz) return;
-    const std::uint64_t end = begin + x.per_warp < x.nnz ? begin + x.per_warp : x.nnz;
+    std::uint64_t begin = 0, end = 0;
+    if (!start_warp(x, begin, end)) return;
     const std::uint64_t k = x.k, kv = k / V;  // vectors per row
     // Positions below are relative to begin and 32-bit (a share is at most 2^31 entries): half the instructions
     // of 64-bit ones for the step's bookkeeping.
@@ -255,20 +303,7 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
         if constexpr (std::is_same_v<Sr, PlusTimes>) {
             constexpr unsigned both = U < L ? U : L;
             constexpr unsigned halvings = sizeof(T) < 8 ? 0 : both == 4 ? 2 : both == 2 ? 1 : 0;
-            unsigned first = 0;  // the entry of acc[0] in this lane after the halvings
-            if constexpr (halvings > 0) {
-#pragma unroll
-                for (unsigned h = 0, d = L / 2, n = U; h < halvings; ++h, d /= 2, n /= 2) {
-                    const bool upper = s & d;
-#pragma unroll
-                    for (unsigned i = 0; i < n / 2; ++i) {
-                        const T send = upper ? acc[i] : acc[i + n / 2];
-                        const T keep = upper ? acc[i + n / 2] : acc[i];
-                        acc[i] = keep + __shfl_xor_sync(0xffffffffu, send, d, L);
-                    }
-                    if (upper) first += n / 2;
-                }
-            }
+            const unsigned first = halve<L, U, halvings>(acc, s);  // the entry of acc[0] in this lane
             constexpr unsigned held = U >> halvings, spread = L >> halvings;  // values a lane, lanes a value
 #pragma unroll
             for (unsigned d = 1; d < spread; d *= 2)
@@ -287,19 +322,7 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
                 if (r + c < held && q < count) out[q] = v;
             }
         } else {
-#pragma unroll
-            for (unsigned d = 1; d < L; d *= 2) {
-#pragma unroll
-                for (unsigned u = 0; u < U; ++u) {
-                    // (Every lane of the warp is here each step; width L keeps the shuffles within each group.)
-                    const T other = __shfl_down_sync(0xffffffffu, acc[u], d, L);
-                    const bool other_has = __shfl_down_sync(0xffffffffu, has[u], d, L);
-                    if (s % (2 * d) == 0 && other_has) {
-                        acc[u] = has[u] ? sr.template add<T>(acc[u], other) : other;
-                        has[u] = true;
-                    }
-                }
-            }
+            fold_flagged<L, U>(acc, has, s, sr);
 #pragma unroll
             for (unsigned u = 0; u < U; ++u)
                 if (p + u * E < count && s == 0) out[p + u * E] = acc[u];
@@ -316,6 +339,116 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
                 const unsigned q = p + (r + s) * E;
                 if (r + s < U && q < count) out_cols[q] = v;
             }
+        }
+    }
+}
+
+// The rows kernel, for long rows (sddmm.cu's rows_lanes chooses it from the rows' mean length and K): each warp
+// takes an equal share of the entries as above, but walks it row segment by row segment (a row's entries inside
+// the share), a step taking S = 32 / L x 4 entries of one segment, so that no step looks for rows. A group of L
+// lanes (4, or 8 for 128-byte lines of long rows) takes an entry, each lane U = 4 of them (entries g, g + G,
+// g + 2G, g + 3G of the step for group g of G): lane s reads vectors s, s + L, ... of A's row (one load serving
+// its four entries, from L1 after the first step of a row) and of the four rows of Bt, so K is walked in chunks of
+// L vectors and the fold is over L lanes only. plus_times folds by halving (two shuffles, then one; L = 8 one more
+// butterfly step), ending with one entry's sum a lane (two lanes for L = 8), written at once by the warp. Other
+// semirings fold each entry with the "has a term" flag and lane 0 of the group writes. A step's columns are one
+// coalesced load, read a step ahead, handed to the groups by shuffles and written to C by the lanes that read
+// them. Why (ncu, bcsstk16, 60 entries a row, against the shares kernel above): at K = 32 floats a quarter of its
+// steps crossed a row and searched the window for each entry (828,000 of 5.6 million instructions), and a step's
+// row tests and 64-bit addresses made 190 instructions for 16 entries; at K = 128 the 32-lane fold took 40 of a
+// step's 168 instructions for 4 entries.
+template <class T, class Sr, unsigned L, unsigned V>
+__global__ void __launch_bounds__(block_size, 4) sddmm_rows_kernel(Args<T> x, Sr sr) {
+    constexpr unsigned G = warp_size / L, U = 4, S = G * U;  // groups, entries a lane, entries a step
+    static_assert((L == 4 || L == 8) && S <= warp_size, "a step's columns are one load of the warp");
+    const unsigned lane = threadIdx.x % warp_size, g = lane / L, s = lane % L;
+    std::uint64_t begin = 0, end = 0;
+    if (!start_warp(x, begin, end)) return;
+    const unsigned count = unsigned(end - begin);  // positions relative to begin (a share is under 2^31)
+    const ColIndex* const cols = x.cols + begin;
+    ColIndex* const out_cols = x.out_cols + begin;
+    T* const out = x.out + begin;
+    const unsigned kv = unsigned(x.k / V);  // vectors a row
+    const Vec<T, V>* const bt = reinterpret_cast<const Vec<T, V>*>(x.bt);
+    auto end_of = [&](std::uint64_t r) -> unsigned {  // off[r + 1], relative (clamped)
+        const std::uint64_t o = x.off[r + 1];
+        return o - begin > 0xffffffffull ? 0xffffffffu : unsigned(o - begin);
+    };
+    std::uint64_t row = warp_ops::group_row_of<warp_size>(x.off, 0, x.nrows, begin, lane, 0xffffffffu);
+    unsigned row_end = end_of(row), pos = 0;
+    // A step's columns are read a step ahead: the entries are contiguous, so the next step's start where this one
+    // ends (S on, or at the segment's end), whatever its row.
+    auto read_cols = [&](unsigned at) -> ColIndex {
+        return (S == warp_size || lane < S) && at + lane < count ? cols[at + lane] : ColIndex(0);
+    };
+    ColIndex col_next = read_cols(0);
+    for (;;) {
+        const unsigned seg_end = row_end < count ? row_end : count;
+        const unsigned next_end = row_end < count ? end_of(row + 1) : 0;  // (read ahead: the next row's end)
+        const Vec<T, V>* const ar = reinterpret_cast<const Vec<T, V>*>(x.a) + row * kv;
+        for (; pos < seg_end; pos += S) {
+            const unsigned q = pos + lane;
+            const bool mine = (S == warp_size || lane < S) && q < seg_end;
+            const ColIndex col = mine ? col_next : ColIndex(0);
+            col_next = read_cols(pos + S < seg_end ? pos + S : seg_end);
+            if (mine) out_cols[q] = col;
+            // (Entries past the segment read row 0 of Bt, column 0 above: no test in the loop below.)
+            const Vec<T, V>* br[U];
+#pragma unroll
+            for (unsigned u = 0; u < U; ++u)
+                br[u] = bt + warp_ops::mul_wide(__shfl_sync(0xffffffffu, col, g + u * G), kv);
+            T acc[U];
+            bool has[U];
+#pragma unroll
+            for (unsigned u = 0; u < U; ++u) {
+                acc[u] = T{};
+                has[u] = false;
+            }
+#pragma unroll 2
+            for (unsigned c = s; c < kv; c += L) {
+                const Vec<T, V> av = ar[c];
+                Vec<T, V> b[U];
+#pragma unroll
+                for (unsigned u = 0; u < U; ++u) b[u] = br[u][c];
+#pragma unroll
+                for (unsigned u = 0; u < U; ++u) {
+#pragma unroll
+                    for (unsigned v = 0; v < V; ++v) {
+                        const T term = sr.template multiply<T>(av.v[v], b[u].v[v]);
+                        if constexpr (std::is_same_v<Sr, PlusTimes>) {
+                            acc[u] += term;  // (from +0)
+                        } else {
+                            acc[u] = has[u] ? sr.template add<T>(acc[u], term) : term;
+                            has[u] = true;
+                        }
+                    }
+                }
+            }
+            if constexpr (std::is_same_v<Sr, PlusTimes>) {
+                // Halved twice, each sum is over 4 lanes and held by L / 4 of them: one more butterfly step for
+                // L = 8 (lanes s and s ^ 1 then hold entry s / 2 of the group), and the first of them writes.
+                const unsigned e = pos + g + halve<L, U, 2>(acc, s) * G;
+                constexpr unsigned spread = L / 4;
+#pragma unroll
+                for (unsigned d = 1; d < spread; d *= 2) acc[0] += __shfl_xor_sync(0xffffffffu, acc[0], d, L);
+                if (s % spread == 0 && e < seg_end) out[e] = acc[0];
+            } else {
+                fold_flagged<L, U>(acc, has, s, sr);
+#pragma unroll
+                for (unsigned u = 0; u < U; ++u)
+                    if (s == 0 && pos + g + u * G < seg_end) out[pos + g + u * G] = acc[u];
+            }
+        }
+        pos = seg_end;
+        if (pos >= count) return;
+        // The next row with entries: usually the next row (its end read ahead); past empty ones, a few by steps
+        // and farther by a search of the warp.
+        if (next_end > pos) {
+            ++row;
+            row_end = next_end;
+        } else {
+            row = warp_ops::next_row_of<warp_size>(x.off, x.nrows, row + 1, begin + pos, lane, 0xffffffffu);
+            row_end = end_of(row);
         }
     }
 }
