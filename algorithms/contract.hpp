@@ -60,26 +60,18 @@ Matrix<T> coarsen(const Matrix<T>& s, const Matrix<T>& st, const Matrix<T>& a) {
 }
 }  // namespace detail
 
-// The contraction of the graph A by the labels (one per vertex). Runs where A lives: on the GPU the labels are
-// uploaded and numbered there, with S and Sᵀ (hybla::indicator).
+namespace detail {
+// The contraction by the indicator of the labels.
 template <class T, Label L>
-Contracted<T, L> contract(const Matrix<T>& a, std::span<const L> labels, const ContractOptions& options = {}) {
-    if (a.nrows() != a.ncols())
-        throw DimensionMismatch("contract: the adjacency matrix must be square, got " +
-                                hybla::detail::shape(a.nrows(), a.ncols()));
-    const Index n = a.nrows();
-    if (labels.size() != n)
-        throw InvalidValue("contract: expected one label per vertex, " + std::to_string(n) + " in all, got " +
-                           std::to_string(labels.size()) + " labels");
-    Indicator<T, L> ind = indicator<T>(labels, options.order, a.context());
+Contracted<T, L> contract_by(const Matrix<T>& a, Indicator<T, L> ind, const ContractOptions& options) {
     const Index k = ind.labels.size();
     Matrix<T> c = [&] {
         switch (options.combine) {
-            case Combine::min: return detail::coarsen<min_monoid>(ind.s, ind.st, a);
-            case Combine::max: return detail::coarsen<max_monoid>(ind.s, ind.st, a);
+            case Combine::min: return coarsen<min_monoid>(ind.s, ind.st, a);
+            case Combine::max: return coarsen<max_monoid>(ind.s, ind.st, a);
             case Combine::plus: break;
         }
-        return detail::coarsen<plus_monoid>(ind.s, ind.st, a);
+        return coarsen<plus_monoid>(ind.s, ind.st, a);
     }();
     if (options.drop_self_loops) {
         Matrix<T> off(k, k, a.context());
@@ -88,9 +80,39 @@ Contracted<T, L> contract(const Matrix<T>& a, std::span<const L> labels, const C
     }
     return {std::move(c), std::move(ind.labels)};
 }
+
+template <class T>
+void check_contract(const Matrix<T>& a, Index nlabels) {
+    if (a.nrows() != a.ncols())
+        throw DimensionMismatch("contract: the adjacency matrix must be square, got " +
+                                hybla::detail::shape(a.nrows(), a.ncols()));
+    if (nlabels != a.nrows())
+        throw InvalidValue("contract: expected one label per vertex, " + std::to_string(a.nrows()) +
+                           " in all, got " + std::to_string(nlabels) + " labels");
+}
+}  // namespace detail
+
+// The contraction of the graph A by the labels (one per vertex). Runs where A lives: on the GPU the labels are
+// uploaded and numbered there, with S and Sᵀ (hybla::indicator).
+template <class T, Label L>
+Contracted<T, L> contract(const Matrix<T>& a, std::span<const L> labels, const ContractOptions& options = {}) {
+    detail::check_contract(a, labels.size());
+    return detail::contract_by(a, indicator<T>(labels, options.order, a.context()), options);
+}
 template <class T, Label L>
 Contracted<T, L> contract(const Matrix<T>& a, const std::vector<L>& labels, const ContractOptions& options = {}) {
     return contract(a, std::span<const L>(labels.data(), labels.size()), options);
+}
+// Labels in a Vector (every entry present), as a GPU computation leaves them: numbered where they are when the
+// vector lives where A does (else moved there first), without a trip through the host.
+template <class T, Label L>
+Contracted<T, L> contract(const Matrix<T>& a, const Vector<L>& labels, const ContractOptions& options = {}) {
+    detail::check_contract(a, labels.size());
+    if (labels.nvals() != labels.size())
+        throw InvalidValue("contract: every vertex needs a label; the label vector of size " +
+                           std::to_string(labels.size()) + " has " + std::to_string(labels.nvals()) + " entries");
+    if (!(labels.context() == a.context())) return contract(a, labels.to(a.context()), options);
+    return detail::contract_by(a, indicator<T>(labels, options.order), options);
 }
 
 }  // namespace hybla::algorithms

@@ -7,11 +7,12 @@
 //
 // CLUSTERS: mcl's output for GRAPH (one cluster per line, vertex names as GRAPH names them); a vertex in no
 // cluster gets a label of its own. Times are medians of --runs repetitions between CUDA events, each
-// including the allocations of the call. Two hybla times: the whole `contract` call as a user makes it (the
-// host's labels uploaded and numbered on the GPU into S and Sᵀ, hybla::indicator, then A·Sᵀ and S·(A·Sᵀ)),
-// and its two products alone with S and Sᵀ already on the GPU, which is what the cuSPARSE time covers (S and Sᵀ
-// are built and uploaded outside its timing); also the indicator alone. The results are compared (entries, and values to 1e-4 relative)
-// before the line is printed; a mismatch makes the exit status 1.
+// including the allocations of the call. Three hybla times: the whole `contract` call as a user makes it (the
+// host's labels uploaded and numbered on the GPU into S and Sᵀ, hybla::indicator, then A·Sᵀ and S·(A·Sᵀ)); the
+// same call given the labels in a Vector already on the GPU (numbered in place); and its two products alone with
+// S and Sᵀ already on the GPU, which is what the cuSPARSE time covers (S and Sᵀ are built and uploaded outside its
+// timing); also the indicator alone. The results are compared (entries, and values to 1e-4 relative; the two
+// whole calls exactly) before the line is printed; a mismatch makes the exit status 1.
 #include <cuda_runtime.h>
 #include <cusparse.h>
 
@@ -89,6 +90,16 @@ int main(int argc, char** argv) {
             ours = algorithms::contract(a, labels);
             cuda::synchronize(gpu.stream());
         });
+        // The same call with the labels already on the GPU (a full Vector, as a GPU computation leaves them).
+        std::vector<Index> every(n);
+        for (Index v = 0; v < n; ++v) every[v] = v;
+        const Vector<std::int64_t> label_vector =
+            Vector<std::int64_t>::from_tuples(n, every, labels, plus_op{}, Context::cpu()).to(gpu);
+        algorithms::Contracted<float, std::int64_t> ours_v;
+        const double vector_ms = median_ms(runs, [&] {
+            ours_v = algorithms::contract(a, label_vector);
+            cuda::synchronize(gpu.stream());
+        });
         // The same product with cuSPARSE, S in the renumbering contract used.
         const auto cl = algorithms::compact_labels(std::span<const std::int64_t>(labels));
         const Index k = cl.labels.size();
@@ -148,14 +159,19 @@ int main(int argc, char** argv) {
                     (unsigned long long)g.matrix.nvals(), argv[2], (unsigned long long)k,
                     (unsigned long long)mine.nvals());
         same = same && products.nvals() == mine.nvals();
+        const Matrix<float> mine_v = ours_v.matrix.to(Context::cpu());
+        const bool same_v = ours_v.labels == ours.labels && same_pattern(mine_v, mine) &&
+                            std::ranges::equal(mine_v.values(), mine.values());
         std::printf("cuSPARSE two SpGEMMs: (S·A)·Sᵀ %.3f ms, S·(A·Sᵀ) %.3f ms\n", left_ms, right_ms);
         std::printf("hybla contract %.3f ms, cuSPARSE two SpGEMMs %.3f ms, ratio %.2f, results %s\n", hybla_ms,
                     cusparse_ms, hybla_ms / cusparse_ms, same ? "agree" : "DIFFER");
+        std::printf("hybla contract, labels already on the GPU (a Vector) %.3f ms, ratio %.2f, results %s\n", vector_ms,
+                    vector_ms / cusparse_ms, same_v ? "agree" : "DIFFER");
         std::printf("hybla's two products alone (S, Sᵀ on the GPU) %.3f ms, ratio %.2f to cuSPARSE's\n", products_ms,
                     products_ms / cusparse_ms);
         std::printf("step alone: labels numbered into S and Sᵀ on the GPU (hybla::indicator) %.3f ms, %s\n",
                     indicator_ms, same_indicator ? "S, Sᵀ and labels agree" : "S, Sᵀ or labels DIFFER");
-        same = same && same_indicator;
+        same = same && same_indicator && same_v;
         theirs = DeviceCsr{};
         other = DeviceCsr{};
         cusparseDestroy(h);

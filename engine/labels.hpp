@@ -3,17 +3,19 @@
 // contraction (S·A·Sᵀ) and pooling multiply by.
 //
 //   auto ind = hybla::indicator<float>(labels);                // where the default context says
+//   auto ind = hybla::indicator<float>(label_vector);          // a full Vector<L>: where it lives
 //   ind.s (k x n), ind.st (n x k), ind.labels[c] = the label numbered c
 //
-// On the GPU the labels are uploaded as they are and numbered there (engine/cuda/structure/labels.cu): a
-// table of first vertices over the labels' range, a scan, and a stable sort of the vertices by compact label
-// for S's rows. The host only copies; labels spread over more than 4n + 1024 values are numbered on the host.
+// On the GPU the labels are uploaded as they are (a Vector's are read in place) and numbered there
+// (engine/cuda/structure/labels.cu): a table of first vertices over the labels' range, a scan, and a stable sort
+// of the vertices by compact label for S's rows. The host only copies; labels spread over more than 4n + 1024 values are numbered on the host.
 #pragma once
 #include <algorithm>
 #include <concepts>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <span>
 #include <type_traits>
 #include <unordered_map>
@@ -25,6 +27,7 @@
 #include "engine/cuda/labels.hpp"
 #include "engine/error.hpp"
 #include "engine/matrix.hpp"
+#include "engine/vector.hpp"
 
 namespace hybla {
 
@@ -138,6 +141,55 @@ inline void indicator_rows(std::span<const ColIndex> st_cols, Index k, Offset* s
 }
 }  // namespace detail
 
+namespace detail {
+// The indicator of n vertices from its arrays and the label of each of its k numbers.
+template <class T, Label L>
+Indicator<T, L> indicator_of(Index n, Array<Offset> st_offsets, Array<ColIndex> st_cols, Array<T> st_values,
+                             Array<Offset> s_offsets, Array<ColIndex> s_cols, Array<T> s_values,
+                             std::vector<L> labels) {
+    const Index k = labels.size();
+    Indicator<T, L> out;
+    out.st = Matrix<T>::adopt_csr(n, k, n, std::move(st_offsets), std::move(st_cols), std::move(st_values));
+    out.s = Matrix<T>::adopt_csr(k, n, n, std::move(s_offsets), std::move(s_cols), std::move(s_values));
+    out.labels = std::move(labels);
+    return out;
+}
+
+// The numbering on the GPU of ctx, of n labels in host memory or (on_device) in ctx's device memory; nothing
+// when the labels' range is too wide for a table (the caller numbers them on the host).
+template <class T, Label L>
+std::optional<Indicator<T, L>> indicator_on_gpu(const L* labels, bool on_device, Index n, LabelOrder order,
+                                                const Context& ctx) {
+    if constexpr (cuda_compiled && (sizeof(L) == 4 || sizeof(L) == 8)) {
+        // Signed labels with the sign bit flipped order as unsigned words do. S's and Sᵀ's values are written
+        // with the numbering where T is a word of 1, 2, 4 or 8 bytes (no launch of their own).
+        const std::uint64_t flip = std::is_signed_v<L> ? std::uint64_t(1) << (8 * sizeof(L) - 1) : 0;
+        constexpr bool word = std::is_trivially_copyable_v<T> && (sizeof(T) & (sizeof(T) - 1)) == 0 && sizeof(T) <= 8;
+        Array<T> st_values(n, ctx), s_values(n, ctx);
+        cuda::Ones one;
+        if constexpr (word) {
+            const T v(1);
+            std::uint64_t bits = 0;
+            std::memcpy(&bits, &v, sizeof(T));
+            one = {st_values.data(), s_values.data(), sizeof(T), bits};
+        }
+        cuda::LabelNumbering r =
+            cuda::number_labels(labels, on_device, sizeof(L), n, flip, order == LabelOrder::value, one, ctx);
+        if (!r.numbered) return std::nullopt;
+        if constexpr (!word) {
+            st_values.fill(T(1));
+            s_values.fill(T(1));
+        }
+        std::vector<L> words(r.words.size());
+        for (std::size_t c = 0; c < r.words.size(); ++c) words[c] = L(std::make_unsigned_t<L>(r.words[c]));
+        return indicator_of<T>(n, std::move(r.st_offsets), std::move(r.st_cols), std::move(st_values),
+                               std::move(r.s_offsets), std::move(r.s_cols), std::move(s_values), std::move(words));
+    } else {
+        return std::nullopt;
+    }
+}
+}  // namespace detail
+
 // S and Sᵀ of the labels (one per vertex, n in all), in ctx, with the label of each compact number.
 template <class T, Label L>
 Indicator<T, L> indicator(std::span<const L> labels, LabelOrder order = LabelOrder::first_appearance,
@@ -145,51 +197,16 @@ Indicator<T, L> indicator(std::span<const L> labels, LabelOrder order = LabelOrd
     const Index n = labels.size();
     if (n > max_dimension)
         throw InvalidValue("indicator: at most 2^32 labels, got " + std::to_string(n));
-    Indicator<T, L> out;
-    auto finish = [&](Index k, Array<Offset> st_offsets, Array<ColIndex> st_cols, Array<T> st_values,
-                      Array<Offset> s_offsets, Array<ColIndex> s_cols, Array<T> s_values) {
-        out.st = Matrix<T>::adopt_csr(n, k, n, std::move(st_offsets), std::move(st_cols), std::move(st_values));
-        out.s = Matrix<T>::adopt_csr(k, n, n, std::move(s_offsets), std::move(s_cols), std::move(s_values));
-        return std::move(out);
-    };
     auto ones = [&] { return Array<T>(n, T(1), ctx); };
     if (n == 0)
-        return finish(0, Array<Offset>(1, Offset(0), ctx), Array<ColIndex>(0, ctx), ones(),
-                      Array<Offset>(1, Offset(0), ctx), Array<ColIndex>(0, ctx), ones());
-    if constexpr (cuda_compiled && (sizeof(L) == 4 || sizeof(L) == 8))
-        if (ctx.is_cuda()) {
-            // Signed labels with the sign bit flipped order as unsigned words do. S's and Sᵀ's values are
-            // written with the numbering where T is a word of 1, 2, 4 or 8 bytes (no launch of their own).
-            const std::uint64_t flip = std::is_signed_v<L> ? std::uint64_t(1) << (8 * sizeof(L) - 1) : 0;
-            constexpr bool word = std::is_trivially_copyable_v<T> && (sizeof(T) & (sizeof(T) - 1)) == 0 &&
-                                  sizeof(T) <= 8;
-            Array<T> st_values(n, ctx), s_values(n, ctx);
-            cuda::Ones one;
-            if constexpr (word) {
-                const T v(1);
-                std::uint64_t bits = 0;
-                std::memcpy(&bits, &v, sizeof(T));
-                one = {st_values.data(), s_values.data(), sizeof(T), bits};
-            }
-            cuda::LabelNumbering r =
-                cuda::number_labels(labels.data(), sizeof(L), n, flip, order == LabelOrder::value, one, ctx);
-            if (r.numbered) {
-                if constexpr (!word) {
-                    st_values.fill(T(1));
-                    s_values.fill(T(1));
-                }
-                out.labels.resize(r.words.size());
-                for (std::size_t c = 0; c < r.words.size(); ++c)
-                    out.labels[c] = L(std::make_unsigned_t<L>(r.words[c]));
-                return finish(out.labels.size(), std::move(r.st_offsets), std::move(r.st_cols),
-                              std::move(st_values), std::move(r.s_offsets), std::move(r.s_cols),
-                              std::move(s_values));
-            }
-        }
+        return detail::indicator_of<T, L>(0, Array<Offset>(1, Offset(0), ctx), Array<ColIndex>(0, ctx), ones(),
+                                          Array<Offset>(1, Offset(0), ctx), Array<ColIndex>(0, ctx), ones(), {});
+    if (ctx.is_cuda())
+        if (auto got = detail::indicator_on_gpu<T>(labels.data(), false, n, order, ctx)) return std::move(*got);
     // On the host (and a wide range on the GPU): Sᵀ's columns as numbered, S's rows by a counting sort.
     Array<ColIndex> st_cols(n);
-    out.labels = detail::renumber(labels, order, [&](std::size_t v, Index c) { st_cols[v] = ColIndex(c); });
-    const Index k = out.labels.size();
+    std::vector<L> words = detail::renumber(labels, order, [&](std::size_t v, Index c) { st_cols[v] = ColIndex(c); });
+    const Index k = words.size();
     Array<Offset> s_offsets(k + 1);
     Array<ColIndex> s_cols(n);
     detail::indicator_rows(st_cols.span(), k, s_offsets.data(), s_cols.data());
@@ -198,13 +215,29 @@ Indicator<T, L> indicator(std::span<const L> labels, LabelOrder order = LabelOrd
         s_offsets = s_offsets.to(ctx);
         s_cols = s_cols.to(ctx);
     }
-    return finish(k, Array<Offset>::iota(n + 1, ctx), std::move(st_cols), ones(), std::move(s_offsets),
-                  std::move(s_cols), ones());
+    return detail::indicator_of<T>(n, Array<Offset>::iota(n + 1, ctx), std::move(st_cols), ones(), std::move(s_offsets),
+                                   std::move(s_cols), ones(), std::move(words));
 }
 template <class T, Label L>
 Indicator<T, L> indicator(const std::vector<L>& labels, LabelOrder order = LabelOrder::first_appearance,
                           const Context& ctx = default_context()) {
     return indicator<T>(std::span<const L>(labels.data(), labels.size()), order, ctx);
+}
+// The labels of a Vector, every entry present (one per vertex), in the vector's context: on the GPU they are
+// numbered where they are, without a copy to or from the host (but the k labels' values coming back).
+template <class T, Label L>
+Indicator<T, L> indicator(const Vector<L>& labels, LabelOrder order = LabelOrder::first_appearance) {
+    const Index n = labels.size();
+    if (labels.nvals() != n)
+        throw InvalidValue("indicator: every vertex needs a label; the vector of size " + std::to_string(n) + " has " +
+                           std::to_string(labels.nvals()) + " entries");
+    const Context& ctx = labels.context();
+    if (!ctx.is_cuda()) return indicator<T>(labels.storage_values(), order, ctx);
+    if (n > 0 && n <= max_dimension)
+        if (auto got = detail::indicator_on_gpu<T>(labels.storage_values().data(), true, n, order, ctx))
+            return std::move(*got);
+    const Vector<L> host = labels.to(Context::cpu());  // (labels of 1 or 2 bytes, or a range too wide)
+    return indicator<T>(host.storage_values(), order, ctx);
 }
 
 }  // namespace hybla

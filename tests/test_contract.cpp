@@ -61,6 +61,17 @@ std::vector<std::int64_t> random_labels(ref::Gen& gen, Index n, Index distinct, 
 
 const char* name(Combine c) { return c == Combine::plus ? "plus" : c == Combine::min ? "min" : "max"; }
 
+// The labels as a Vector with every entry present, in ctx: sparse (indices 0..n-1) or dense form.
+template <class L>
+Vector<L> label_vector(const std::vector<L>& labels, bool dense, const Context& ctx = default_context()) {
+    std::vector<Index> idx(labels.size());
+    for (Index v = 0; v < idx.size(); ++v) idx[v] = v;
+    Vector<L> h = Vector<L>::from_tuples(labels.size(), idx, labels, plus_op{}, Context::cpu());
+    if (dense) h.to_dense();
+    REQUIRE(h.nvals() == labels.size());
+    return h.to(ctx);
+}
+
 template <class T>
 void check_random_contractions(std::uint64_t seed) {
     ref::Gen gen(seed);
@@ -86,6 +97,12 @@ void check_random_contractions(std::uint64_t seed) {
                             REQUIRE(got.matrix.nrows() == map.size());
                             REQUIRE(got.matrix.ncols() == map.size());
                             REF_REQUIRE_SAME(ref::to_dense(got.matrix), brute_contract(d, labels, map, combine, drop));
+                            // The same labels in a Vector, sparse or dense, where A lives or on the host (moved).
+                            const Context& at = distinct % 2 ? Context::cpu() : default_context();
+                            const auto from_vector = algorithms::contract(
+                                a, label_vector(labels, drop, at), {.combine = combine, .order = order, .drop_self_loops = drop});
+                            REQUIRE(from_vector.labels == map);
+                            REF_REQUIRE_SAME(ref::to_dense(from_vector.matrix), ref::to_dense(got.matrix));
                         }
             }
 }
@@ -221,6 +238,18 @@ void check_indicator(const std::vector<L>& labels) {
         REQUIRE(s.row_offsets()[k] == n);
         for (double x : s.values()) REQUIRE(x == 1.0);
         for (double x : st.values()) REQUIRE(x == 1.0);
+        // The same labels in a Vector, sparse and dense, where the default context says (on the GPU read in
+        // place) and on the host: the same numbering, S and Sᵀ.
+        for (bool dense : {false, true})
+            for (const Context& ctx : {default_context(), Context::cpu()}) {
+                INFO("from a Vector, dense=" << dense << " on " << (ctx.is_cuda() ? "the GPU" : "the host"));
+                const auto vind = indicator<double>(label_vector(labels, dense, ctx), order);
+                REQUIRE(vind.labels == map);
+                REQUIRE(vind.s.context() == ctx);
+                REF_REQUIRE_SAME(ref::to_dense(vind.s), ref::to_dense(s));
+                REF_REQUIRE_SAME(ref::to_dense(vind.st), ref::to_dense(st));
+                REQUIRE(std::ranges::equal(vind.s.to(Context::cpu()).col_indices(), s.col_indices()));
+            }
     }
 }
 // S's and Sᵀ's values as T: n ones each (on the GPU written with the numbering for words of 1, 2, 4 and 8
@@ -290,4 +319,13 @@ TEST_CASE("contraction refuses a non-square graph and a label vector of the wron
                       Catch::Contains("expected one label per vertex, 5 in all, got 4 labels"));
     CHECK_THROWS_AS(algorithms::contract(sq, std::vector<long>(6, 0)), InvalidValue);
     CHECK_THROWS_AS(algorithms::contract(Matrix<double>(0, 0), std::vector<int>{1}), InvalidValue);
+    // Labels in a Vector: its size, and every entry present.
+    CHECK_THROWS_WITH(algorithms::contract(sq, label_vector(std::vector<int>{1, 2, 3, 4}, false)),
+                      Catch::Contains("expected one label per vertex, 5 in all, got 4 labels"));
+    Vector<int> holes = label_vector(std::vector<int>{1, 2, 3, 4, 5}, false, Context::cpu());
+    holes.remove(2);
+    CHECK_THROWS_AS(algorithms::contract(sq, holes.to(default_context())), InvalidValue);
+    CHECK_THROWS_WITH(algorithms::contract(sq, holes.to(default_context())),
+                      Catch::Contains("every vertex needs a label; the label vector of size 5 has 4 entries"));
+    CHECK_THROWS_WITH(indicator<float>(holes), Catch::Contains("every vertex needs a label; the vector of size 5 has 4"));
 }

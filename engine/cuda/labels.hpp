@@ -33,10 +33,11 @@ struct Ones {
     std::size_t bytes = 0;
     std::uint64_t bits = 0;
 };
-// Numbers n labels, each a word of word_bytes (4 or 8) bytes in host memory, on the GPU of ctx: in order of
-// first appearance or of value, where a word's value is its unsigned value after XOR with flip (the sign bit
-// for signed labels). Fills `ones` where the labels are numbered.
-LabelNumbering number_labels(const void* labels, std::size_t word_bytes, Index n, std::uint64_t flip,
-                             bool value_order, Ones ones, const Context& ctx);
+// Numbers n labels, each a word of word_bytes (4 or 8) bytes in host memory (uploaded) or, on_device, in the
+// memory of ctx's GPU (read in place), on the GPU of ctx: in order of first appearance or of value, where a
+// word's value is its unsigned value after XOR with flip (the sign bit for signed labels). Fills `ones` where
+// the labels are numbered.
+LabelNumbering number_labels(const void* labels, bool on_device, std::size_t word_bytes, Index n,
+                             std::uint64_t flip, bool value_order, Ones ones, const Context& ctx);
 }  // namespace cuda
 }  // namespace hybla

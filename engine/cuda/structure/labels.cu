@@ -183,7 +183,8 @@ std::size_t sort_rows(void* temp, std::size_t bytes, cub::DoubleBuffer<ColIndex>
 }
 
 template <class W>
-LabelNumbering number(const W* host, Index n, W flip, bool value_order, Ones ones, const Context& ctx) {
+LabelNumbering number(const W* labels, bool on_device, Index n, W flip, bool value_order, Ones ones,
+                      const Context& ctx) {
     LabelNumbering r;
     if (n >= empty) return r;  // vertex numbers would meet the table's empty mark
     const std::uint64_t slots = 4 * std::uint64_t(n) + 1024;  // the widest range a table numbers, plus one
@@ -192,7 +193,7 @@ LabelNumbering number(const W* host, Index n, W flip, bool value_order, Ones one
     // The temporaries in one allocation (CUB aligns its storage itself), the outputs in their own.
     Header* header;
     std::uint32_t *f, *rk;
-    W *lw, *w;
+    W *lw, *uploaded = nullptr;
     ColIndex *kk, *kk2;
     std::uint8_t *scan_temp, *sort_temp;
     const Range<W> range{nullptr, slots};
@@ -207,7 +208,7 @@ LabelNumbering number(const W* host, Index n, W flip, bool value_order, Ones one
     carve.take(f, slots);
     carve.take(rk, items);
     carve.take(lw, n);
-    carve.take(w, n);
+    if (!on_device) carve.take(uploaded, n);
     carve.take(kk, n);
     carve.take(kk2, n);
     carve.take(scan_temp, scan_bytes);
@@ -219,17 +220,21 @@ LabelNumbering number(const W* host, Index n, W flip, bool value_order, Ones one
     Array<ColIndex> vals2(n, ctx);
     const Range<W> rg{header, slots};
 
-    // The upload (through page-locked memory, which also takes the header and the labels on their way back),
-    // then the range with the table cleared, and each label's first vertex.
+    // The upload of host labels (through page-locked memory, which also takes the header and the labels on their
+    // way back; labels on the device are read where they are), then the range with the table cleared, and each
+    // label's first vertex.
     void* stage = staging(std::max(n * sizeof(W), sizeof(Header)) + 64);
     const DrainOnThrow drain{stream_of(ctx)};
     check(cudaMemsetAsync(header, 0, sizeof(Header), stream_of(ctx)), "cudaMemsetAsync (labels)");
-    if (stage) {
-        std::memcpy(stage, host, n * sizeof(W));
-        check(cudaMemcpyAsync(w, stage, n * sizeof(W), cudaMemcpyHostToDevice, stream_of(ctx)),
+    const W* w = on_device ? labels : uploaded;
+    if (on_device) {
+        // (read in place)
+    } else if (stage) {
+        std::memcpy(stage, labels, n * sizeof(W));
+        check(cudaMemcpyAsync(uploaded, stage, n * sizeof(W), cudaMemcpyHostToDevice, stream_of(ctx)),
               "cudaMemcpyAsync (labels)");
     } else {
-        copy(w, host, n * sizeof(W), CopyKind::host_to_device, ctx.stream());
+        copy(uploaded, labels, n * sizeof(W), CopyKind::host_to_device, ctx.stream());
     }
     range_kernel<W><<<std::min(grid_for(std::max<std::uint64_t>(n, slots)), 2048u), block_size, 0,
                       stream_of(ctx)>>>(w, n, flip, header, f, slots);
@@ -327,11 +332,13 @@ LabelNumbering number(const W* host, Index n, W flip, bool value_order, Ones one
 
 }  // namespace
 
-LabelNumbering number_labels(const void* labels, std::size_t word_bytes, Index n, std::uint64_t flip,
-                             bool value_order, Ones ones, const Context& ctx) {
+LabelNumbering number_labels(const void* labels, bool on_device, std::size_t word_bytes, Index n,
+                             std::uint64_t flip, bool value_order, Ones ones, const Context& ctx) {
     if (word_bytes == 4)
-        return number(static_cast<const std::uint32_t*>(labels), n, std::uint32_t(flip), value_order, ones, ctx);
-    if (word_bytes == 8) return number(static_cast<const std::uint64_t*>(labels), n, flip, value_order, ones, ctx);
+        return number(static_cast<const std::uint32_t*>(labels), on_device, n, std::uint32_t(flip), value_order,
+                      ones, ctx);
+    if (word_bytes == 8)
+        return number(static_cast<const std::uint64_t*>(labels), on_device, n, flip, value_order, ones, ctx);
     throw InvalidValue("indicator: labels of 4 or 8 bytes on the GPU, got " + std::to_string(word_bytes));
 }
 
