@@ -37,6 +37,8 @@ struct Header {
     unsigned long long range[2];
     std::uint32_t k;
 };
+// Where the labels of the numbers go in the staging buffer (past the header's copy).
+constexpr std::size_t words_at = 64;
 
 // The labels' range as the kernels after the reduction read it: false where it is too wide for the table of
 // `slots` slots (those kernels then do nothing).
@@ -223,10 +225,14 @@ LabelNumbering number(const W* labels, bool on_device, Index n, W flip, bool val
     // The upload of host labels (through page-locked memory, which also takes the header and the labels on their
     // way back; labels on the device are read where they are), then the range with the table cleared, and each
     // label's first vertex.
-    void* stage = staging(std::max(n * sizeof(W), sizeof(Header)) + 64);
+    void* stage = staging(words_at + n * sizeof(W));
     const DrainOnThrow drain{stream_of(ctx)};
     check(cudaMemsetAsync(header, 0, sizeof(Header), stream_of(ctx)), "cudaMemsetAsync (labels)");
     const W* w = on_device ? labels : uploaded;
+    // The label of each number goes straight to the page-locked buffer past the header's slot (k <= n words fit),
+    // written by the kernel that finds it, so that the one wait for the count and the range brings them too.
+    static_assert(sizeof(Header) <= words_at);
+    W* words = stage ? reinterpret_cast<W*>(static_cast<char*>(stage) + words_at) : lw;
     if (on_device) {
         // (read in place)
     } else if (stage) {
@@ -254,7 +260,7 @@ LabelNumbering number(const W* labels, bool on_device, Index n, W flip, bool val
             if (label) {
                 W base;
                 rg.read(base);
-                lw[rk[x]] = W(x + base) ^ flip;
+                words[rk[x]] = W(x + base) ^ flip;
             }
             if (x == items - 1) header->k = rk[x] + label;
         });
@@ -263,7 +269,7 @@ LabelNumbering number(const W* labels, bool on_device, Index n, W flip, bool val
         for_each(n, ctx, "indicator (labels by first vertex)", [=] __device__(std::uint64_t v) {
             W base;
             const bool head = rg.read(base) && f[(w[v] ^ flip) - base] == std::uint32_t(v);
-            if (head) lw[rk[v]] = w[v];
+            if (head) words[rk[v]] = w[v];
             if (v == n - 1) header->k = rk[v] + head;
         });
     }
@@ -291,6 +297,12 @@ LabelNumbering number(const W* labels, bool on_device, Index n, W flip, bool val
     const W base = W(~got.range[0]), span = W(W(got.range[1]) - base);
     if (!detail::table_range(span, n)) return LabelNumbering{};
     const Index k = got.k;
+    // The labels of the numbers, widened as they come out of the staging buffer (written there before the wait).
+    r.words.resize(k);
+    if (stage) {
+        const W* got_words = reinterpret_cast<const W*>(static_cast<const char*>(stage) + words_at);
+        for (Index c = 0; c < k; ++c) r.words[c] = got_words[c];
+    }
 
     // S's rows: the vertices sorted stably by number, the offsets a search per row.
     const int bits = bits_for(k);
@@ -315,13 +327,9 @@ LabelNumbering number(const W* labels, bool on_device, Index n, W flip, bool val
         o[c] = c == k ? Offset(n) : Offset(lower_bound(sorted, 0, n, ColIndex(c)));
     });
 
-    // The labels of the numbers, widened as they come out of the staging buffer.
-    r.words.resize(k);
-    if (stage) {
-        to_host(stage, lw, k * sizeof(W), stage, ctx);
-        const W* got_words = static_cast<const W*>(stage);
-        for (Index c = 0; c < k; ++c) r.words[c] = got_words[c];
-    } else {
+    // Without a staging buffer (labels beyond its 64 MiB) the labels of the numbers come back now; otherwise the
+    // sort and the offsets are left queued: the temporaries go back to the stream's pool behind them.
+    if (!stage) {
         std::vector<W> labels(k);
         to_host(labels.data(), lw, k * sizeof(W), nullptr, ctx);
         r.words.assign(labels.begin(), labels.end());
