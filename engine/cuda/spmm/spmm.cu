@@ -126,9 +126,9 @@ void launch_shape(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, const
     x.first_row = plan->first_row.data();
     Array<T> partial(x.workers > 1 ? 2 * x.workers * x.w : 0, ctx);
     x.partial = partial.data();
-    // Enough blocks for the workers, and for the empty rows' pass (grid-stride) when it writes.
+    // Enough blocks for the workers, and for the empty rows' pass (a row a thread, grid-stride) when it writes.
     const std::uint64_t for_rows =
-        out.skip_empty ? 0 : std::min<std::uint64_t>(x.nrows * L, std::uint64_t(multiprocessor_count(ctx.device())) * 2048);
+        out.skip_empty ? 0 : std::min<std::uint64_t>(x.nrows, std::uint64_t(multiprocessor_count(ctx.device())) * 2048);
     const auto stream = static_cast<cudaStream_t>(ctx.stream());
     kernel<<<blocks_for(std::max(x.workers * L, for_rows)), block_size, 0, stream>>>(x, sr);
     checked(int(cudaGetLastError()), "SpMM kernel");

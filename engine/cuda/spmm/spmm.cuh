@@ -61,15 +61,24 @@ struct Args {
     const std::uint64_t* first_row = nullptr;  // the row of each worker's first entry (the plan)
 };
 
-// Rows of A without entries: the monoid's identity (accumulated into C), unless skip_empty. A group of L lanes a
-// row, grid-stride; no worker writes these rows.
-template <class T, class Sr, unsigned L>
-__device__ __forceinline__ void empty_rows(const Args<T>& x, const Sr& sr, unsigned s) {
+// Rows of A without entries: the monoid's identity (accumulated into C), unless skip_empty; no worker writes
+// these rows. A warp looks at 32 rows at once, a row a lane (grid-stride), and writes each empty one of them with
+// its lanes over the columns: a thread's rows are few (rows / threads), where a row a group of L lanes had cost
+// each group rows / groups dependent reads of the offsets before its share (a hundred on a million rows).
+template <class T, class Sr>
+__device__ __forceinline__ void empty_rows(const Args<T>& x, const Sr& sr) {
     if (x.out.skip_empty) return;
-    const std::uint64_t groups = std::uint64_t(gridDim.x) * (blockDim.x / L);
-    for (std::uint64_t i = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / L; i < x.nrows; i += groups)
-        if (x.off[i] == x.off[i + 1])
-            for (std::uint64_t c = s; c < x.w; c += L) x.out.put(i * x.w + c, sr.template zero<T>());
+    const unsigned lane = threadIdx.x % warp_size;
+    const std::uint64_t step = std::uint64_t(gridDim.x) * blockDim.x;
+    for (std::uint64_t base = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x - lane; base < x.nrows;
+         base += step) {
+        const std::uint64_t i = base + lane;
+        unsigned empty = __ballot_sync(0xffffffffu, i < x.nrows && x.off[i] == x.off[i + 1]);
+        for (; empty; empty &= empty - 1) {
+            const std::uint64_t r = base + unsigned(__ffs(int(empty)) - 1);
+            for (std::uint64_t c = lane; c < x.w; c += warp_size) x.out.put(r * x.w + c, sr.template zero<T>());
+        }
+    }
 }
 
 // Equal shares of A's entries, across row boundaries, one per group of L lanes (a worker; 32 / L workers a warp).
@@ -91,7 +100,7 @@ __global__ void __launch_bounds__(block_size, MB) spmm_kernel(Args<T> x, Sr sr) 
     constexpr bool has_identity = std::is_same_v<Sr, PlusTimes>;
     const unsigned lane = threadIdx.x % warp_size, s = lane % L;
     const unsigned mask = L == warp_size ? 0xffffffffu : ((1u << L) - 1u) << (lane - s);
-    empty_rows<T, Sr, L>(x, sr, s);
+    empty_rows<T, Sr>(x, sr);
     const std::uint64_t worker = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / L;
     if (worker >= x.workers) return;  // the whole group: `worker` is the same on its lanes
     const std::uint64_t begin = worker * x.share, end = begin + x.share < x.nnz ? begin + x.share : x.nnz;
