@@ -180,8 +180,9 @@ std::optional<Indicator<T, L>> indicator_on_gpu(const L* labels, bool on_device,
             st_values.fill(T(1));
             s_values.fill(T(1));
         }
-        std::vector<L> words(r.words.size());
-        for (std::size_t c = 0; c < r.words.size(); ++c) words[c] = L(std::make_unsigned_t<L>(r.words[c]));
+        // (A word and its label have the same size and bits.)
+        std::vector<L> words(r.k);
+        if (r.k > 0) std::memcpy(words.data(), r.words, r.k * sizeof(L));
         return indicator_of<T>(n, std::move(r.st_offsets), std::move(r.st_cols), std::move(st_values),
                                std::move(r.s_offsets), std::move(r.s_cols), std::move(s_values), std::move(words));
     } else {

@@ -297,6 +297,12 @@ TEST_CASE("the label indicator S and its transpose, every label type, compact an
         check_indicator(drawn<std::int64_t>(gen, n, {lim64::max(), lim64::max() - 9, lim64::max() - 4}));
         check_indicator(drawn<std::int64_t>(gen, n, {lim64::min(), lim64::min() + 2, lim64::min() + 1}));
         check_indicator(drawn<std::uint64_t>(gen, n, {~std::uint64_t(0), ~std::uint64_t(0) - 3}));
+        // 8-byte labels go up as their low halves where the high halves agree (above; also 2^40 + a few), and
+        // whole where a compact range crosses a multiple of 2^32 or zero.
+        constexpr std::uint64_t two32 = std::uint64_t(1) << 32;
+        check_indicator(drawn<std::uint64_t>(gen, n, {(two32 << 8) + 5, (two32 << 8) + 1, (two32 << 8) + 9}));
+        check_indicator(drawn<std::uint64_t>(gen, n, {two32 - 2, two32 + 1, two32, two32 - 1}));
+        check_indicator(drawn<std::int64_t>(gen, n, {-2, 3, -1, 0}));
         // Wide ranges (numbered on the host) and 1- and 2-byte labels.
         check_indicator(drawn<std::int64_t>(gen, n, {lim64::min(), 0, lim64::max(), 17}));
         check_indicator(drawn<std::uint32_t>(gen, n, {0u, 4000000000u, 12345u}));
@@ -307,6 +313,51 @@ TEST_CASE("the label indicator S and its transpose, every label type, compact an
         check_ones<bool>(few);
         check_ones<std::int16_t>(few);
         check_ones<std::uint64_t>(few);
+    }
+}
+
+namespace {
+// The indicator where the default context says against the host's (checked against the obvious numbering
+// above), for sizes where that check is too slow: labels, S and Sᵀ, from the host array and from a Vector.
+template <class L>
+void same_as_host(const std::vector<L>& labels) {
+    for (LabelOrder order : {LabelOrder::first_appearance, LabelOrder::value}) {
+        INFO("n=" << labels.size() << " order=" << (order == LabelOrder::value ? "value" : "first"));
+        const auto want = indicator<double>(labels, order, Context::cpu());
+        const auto from_array = indicator<double>(labels, order);
+        const auto from_vector = indicator<double>(label_vector(labels, true), order);
+        for (const auto* got : {&from_array, &from_vector}) {
+            REQUIRE(got->labels == want.labels);
+            const Matrix<double> s = got->s.to(Context::cpu()), st = got->st.to(Context::cpu());
+            REQUIRE(std::ranges::equal(s.row_offsets(), want.s.row_offsets()));
+            REQUIRE(std::ranges::equal(s.col_indices(), want.s.col_indices()));
+            REQUIRE(std::ranges::equal(st.row_offsets(), want.st.row_offsets()));
+            REQUIRE(std::ranges::equal(st.col_indices(), want.st.col_indices()));
+            REQUIRE(std::ranges::equal(s.values(), want.s.values()));
+        }
+    }
+}
+}  // namespace
+
+// On the GPU the vertices go in tiles of 256, ranked by a look-back across tiles, and a vertex whose label first
+// appears in an earlier tile waits for that tile's number: many tiles, labels spanning them, and one label per
+// vertex.
+TEST_CASE("the label indicator over many tiles of vertices", "[contract]") {
+    ref::Gen gen(17);
+    for (Index n : {Index(255), Index(256), Index(257), Index(300007)}) {
+        std::vector<std::int64_t> few(n), many(n), distinct(n), giant(n);
+        for (Index v = 0; v < n; ++v) {
+            few[v] = std::int64_t(gen.uniform(0, 6)) * 1000 - 3000;
+            many[v] = std::int64_t(gen.uniform(0, n / 3 + 1));
+            distinct[v] = std::int64_t((v * 7919) % n);
+            giant[v] = gen.uniform(0, 9) == 0 ? std::int64_t(v) : std::int64_t(n + 5);  // one label most vertices share
+        }
+        same_as_host(few);
+        same_as_host(many);
+        same_as_host(distinct);
+        same_as_host(giant);
+        std::vector<std::uint32_t> narrow(many.begin(), many.end());
+        same_as_host(narrow);
     }
 }
 

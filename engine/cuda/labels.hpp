@@ -23,7 +23,11 @@ struct LabelNumbering {
     Array<ColIndex> st_cols;          // n: each vertex's compact label (Sᵀ's column indices)
     Array<Offset> s_offsets;          // k + 1: S's row offsets
     Array<ColIndex> s_cols;           // n: the vertices by compact label, in vertex order within one (S's columns)
-    std::vector<std::uint64_t> words; // k: the label numbered c, as its word (zero-extended)
+    Index k = 0;                      // how many labels
+    // k words of word_bytes each in host memory, the label numbered c at c: in the page-locked buffer kept per
+    // thread (valid until the thread's next numbering), or in `own` (labels beyond that buffer's size).
+    const void* words = nullptr;
+    std::vector<unsigned char> own;
 };
 // Two device arrays of n values each (S's and Sᵀ's) that the numbering fills with the value one, given as the
 // `bytes` (1, 2, 4 or 8) low bytes of `bits`; bytes 0: none.

@@ -21,6 +21,7 @@
 
 #include "engine/cuda/backend.hpp"
 #include "engine/cuda/batching.hpp"
+#include "engine/cuda/look_back.cuh"
 #include "engine/cuda/opcodes.hpp"
 #include "engine/cuda/runtime.hpp"
 #include "engine/cuda/spgemm/hash.cuh"
@@ -80,7 +81,7 @@ __device__ inline Offset warp_row_products(Index i, const Offset* a_off, const C
 struct GroupStats {
     unsigned long long counts[group_count], global_max, cursor[group_count], total;
     unsigned long long hub_products, hub_max_products;  // the hub rows' products: all, the most of one
-    unsigned long long tiles_taken;  // the numeric grouping's tiles of rows handed out (scan_look_back)
+    unsigned long long tiles_taken;  // the numeric grouping's tiles of rows handed out (look_back::exclusive)
 };
 
 struct GroupArgs {
@@ -106,7 +107,7 @@ struct GroupArgs {
     Offset* scan_out = nullptr;
     std::uint64_t scan_n = 0;
     // Numeric grouping: the exclusive sum of nnz, rows 0 .. m, also written (C's row offsets), with a state
-    // word per tile of block_size rows (zeroed) for scan_look_back.
+    // word per tile of block_size rows (zeroed) for look_back::exclusive.
     Offset* row_off = nullptr;
     unsigned long long* row_state = nullptr;
     // With row_off: rows are not grouped, only summed (scan_only), and the total is also written to total_out
@@ -114,38 +115,6 @@ struct GroupArgs {
     bool scan_only = false;
     unsigned long long* total_out = nullptr;
 };
-
-// Decoupled look-back, by a whole warp, for tile `tile` of an exclusive sum whose own sum is agg: publishes
-// agg at once, then adds the earlier tiles' published sums, 32 at a time, back to the first that publishes its
-// inclusive prefix; publishes its own and returns the sum of all earlier tiles. Tiles must be taken in order
-// (each earlier one by a running block, which publishes without waiting). state: a word per tile, zeroed; its top
-// two bits say what the rest holds (scan_own: the tile's own sum; scan_prefix: its inclusive prefix).
-inline constexpr unsigned long long scan_own = 1ull << 62, scan_prefix = 2ull << 62, scan_value = scan_own - 1;
-__device__ inline Offset scan_look_back(unsigned long long* state, std::uint64_t tile, Offset agg) {
-    const unsigned lane = threadIdx.x & 31;
-    volatile unsigned long long* const st = state;
-    if (tile == 0) {
-        if (lane == 0) st[0] = scan_prefix | agg;
-        return 0;
-    }
-    if (lane == 0) st[tile] = scan_own | agg;
-    Offset before = 0;
-    for (std::int64_t p = std::int64_t(tile) - 1;; p -= 32) {
-        const std::int64_t q = p - std::int64_t(lane);
-        unsigned long long v = 0;
-        if (q >= 0)
-            do v = st[q];
-            while (v == 0);
-        const unsigned done = __ballot_sync(full_mask, (v & scan_prefix) != 0);
-        Offset mine = Offset(v & scan_value);
-        if (done && lane > unsigned(__ffs(done) - 1)) mine = 0;
-        for (unsigned d = 16; d > 0; d >>= 1) mine += __shfl_xor_sync(full_mask, mine, d);
-        before += mine;
-        if (done) break;
-    }
-    if (lane == 0) st[tile] = scan_prefix | (before + agg);
-    return before;
-}
 
 // Row i's size (what bounds its distinct columns) and group, given its products.
 __device__ inline std::uint8_t group_of(const GroupArgs& x, std::uint64_t i, Offset prod, Offset& s) {
@@ -312,7 +281,7 @@ __global__ void __launch_bounds__(block_size) group_kernel(GroupArgs x) {
             if (warp == 0) {
                 Offset agg = lane < block_size / 32 ? warp_total[lane] : 0;
                 for (unsigned d = 16; d > 0; d >>= 1) agg += __shfl_xor_sync(full_mask, agg, d);
-                const Offset before = scan_look_back(x.row_state, tile, agg);
+                const Offset before = look_back::exclusive(x.row_state, tile, agg);
                 if (lane == 0) tile_prefix = before;
             }
             __syncthreads();

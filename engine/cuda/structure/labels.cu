@@ -1,15 +1,18 @@
 // Labels numbered compactly on the GPU, and the label indicator's rows (engine/labels.hpp, hybla::indicator).
 //
-// The labels are uploaded as they are (one copy). A table of 4n + 1024 slots (the widest range numbered by a
-// table) is cleared while the labels' range is reduced; the kernels after read the range where the reduction
-// left it, so the host does not wait for it. Over the range, the table holds each label's first vertex
-// (atomicMin); an exclusive scan of "v is its label's first vertex" (first appearance) or of "x is a label"
-// (value order) numbers the labels; each vertex then reads its number (Sᵀ's column), and Sᵀ's offsets and the
-// ones of S and Sᵀ are written in the same pass. The host waits twice: for the count k and the range (a range
-// too wide for the table sends the labels to the host, the kernels having done nothing), and for the labels of
-// the numbers at the end. S's rows are a stable radix sort of the vertices by number (CUB, only the bits of k),
-// its offsets a search per row. The temporaries share one allocation. The copies go through page-locked memory
-// kept per thread (up to 64 MiB): copies through pageable memory took 9-24 us each on an H100's host.
+// The labels are uploaded as they are (one copy; 8-byte labels whose high halves agree as their low halves). A
+// table of 4n + 1024 slots (the widest range numbered by a table) is cleared while the labels' range is reduced;
+// the kernels after read the range where the reduction left it, so the host does not wait for it. Over the
+// range, the table holds each label's first vertex (atomicMin). In order of first appearance one kernel numbers
+// the labels (a decoupled look-back over tiles of vertices ranks the first vertices) and each vertex reads its
+// number from its label's slot; in value order an exclusive scan of "x is a label" numbers the slots and a
+// kernel reads each vertex's. That kernel writes Sᵀ's columns and offsets, the ones of S and Sᵀ, the label of
+// each number (by the label's first vertex, straight into page-locked host memory) and the count k. The host
+// waits once, for k, the range (a range too wide for the table sends the labels to the host, the kernels having
+// done nothing) and the labels of the numbers together. S's rows are a stable radix sort of the vertices by
+// number (CUB, only the bits of k), its offsets a search per row; both are left queued. The temporaries share one
+// allocation. The copies go through page-locked memory kept per thread (up to 64 MiB): copies through pageable
+// memory took 9-24 us each on an H100's host.
 #include <cub/block/block_reduce.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
@@ -22,6 +25,7 @@
 
 #include "engine/cuda/carve.hpp"
 #include "engine/cuda/labels.hpp"
+#include "engine/cuda/look_back.cuh"
 #include "engine/cuda/structure/keys.cuh"
 
 namespace hybla::cuda {
@@ -31,10 +35,11 @@ namespace {
 using namespace keys;
 constexpr std::uint32_t empty = ~std::uint32_t(0);
 
-// Where the range reduction leaves the least word (as the greatest complement) and the greatest, and the count
-// of labels; cleared before it.
+// Where the range reduction leaves the least word (as the greatest complement) and the greatest, the count of
+// labels, and the tiles the numbering kernel has handed out; cleared before the range.
 struct Header {
     unsigned long long range[2];
+    unsigned long long tiles_taken;
     std::uint32_t k;
 };
 // Where the labels of the numbers go in the staging buffer (past the header's copy).
@@ -53,15 +58,19 @@ struct Range {
 };
 
 // The least and greatest word (after XOR with flip): a block's, then one atomic each, the least as the
-// greatest of complements (both start at zero). The table's slots are cleared in the same pass.
+// greatest of complements (both start at zero). The table's slots are cleared in the same pass, and for the
+// numbering kernel (first appearance) the slots' numbers and the tiles' look-back states zeroed.
 template <class W>
 __global__ void range_kernel(const W* w, std::uint64_t n, W flip, Header* out, std::uint32_t* table,
-                             std::uint64_t slots) {
+                             std::uint64_t slots, std::uint32_t* numbers, unsigned long long* states,
+                             std::uint64_t tiles) {
     W lo = ~W(0), hi = 0;
     const std::uint64_t items = n > slots ? n : slots;
     for (std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i < items;
          i += std::uint64_t(gridDim.x) * blockDim.x) {
         if (i < slots) table[i] = empty;
+        if (numbers && i < slots) numbers[i] = 0;
+        if (i < tiles) states[i] = 0;
         if (i >= n) continue;
         const W x = w[i] ^ flip;
         lo = x < lo ? x : lo;
@@ -77,18 +86,7 @@ __global__ void range_kernel(const W* w, std::uint64_t n, W flip, Header* out, s
     }
 }
 
-// 1 where vertex v is the first of its label (first appearance), or where slot x holds a label (value order).
-template <class W>
-struct FirstOfLabel {
-    const W* w;
-    W flip;
-    Range<W> range;
-    const std::uint32_t* first;
-    __device__ std::uint32_t operator()(std::uint64_t v) const {
-        W base;
-        return range.read(base) && first[(w[v] ^ flip) - base] == std::uint32_t(v);
-    }
-};
+// 1 where slot x holds a label (value order's scan).
 struct Occupied {
     const std::uint32_t* first;
     __device__ std::uint32_t operator()(std::uint64_t x) const { return first[x] != empty; }
@@ -115,6 +113,84 @@ __device__ inline void write_one(const Ones& o, std::uint64_t v) {
         break;
     default:
         break;
+    }
+}
+
+// What the numbering kernel writes for each vertex v of number c: Sᵀ's column and offset, the sort's key and
+// value for S's rows, and the ones.
+struct VertexOut {
+    Offset* st_offsets;
+    ColIndex* st_cols;
+    ColIndex* keys;
+    ColIndex* vertices;
+    Ones ones;
+    __device__ void write(std::uint64_t v, ColIndex c) const {
+        st_cols[v] = c;
+        keys[v] = c;
+        vertices[v] = ColIndex(v);
+        st_offsets[v] = v;
+        write_one(ones, v);
+    }
+};
+
+// First appearance in one launch: the vertices go in tiles of block_size, taken in order from a counter; a tile
+// ranks its vertices that are first of their label (a ballot a warp and a decoupled look-back over the tiles),
+// and each such vertex writes its label's number (plus one) in its slot and the label of that number; then
+// every vertex reads its label's number from the slot, waiting where the label's first vertex lies in an earlier
+// tile that has not written it yet (a running block, which waits only on tiles before its own).
+template <class W>
+__global__ void __launch_bounds__(block_size)
+    number_kernel(const W* w, std::uint64_t n, W flip, Range<W> rg, const std::uint32_t* first,
+                  std::uint32_t* numbers, unsigned long long* states, Header* header, W* words, VertexOut out) {
+    constexpr unsigned full = 0xFFFFFFFFu;
+    __shared__ std::uint64_t tile_id;
+    __shared__ Offset warp_heads[block_size / 32], tile_before, tile_heads;
+    W base;
+    if (!rg.read(base)) return;  // (the same for every thread)
+    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    for (;;) {
+        __syncthreads();  // the shared values of the last tile are read
+        if (threadIdx.x == 0) tile_id = atomicAdd(&header->tiles_taken, 1ull);
+        __syncthreads();
+        const std::uint64_t tile = tile_id, v = tile * block_size + threadIdx.x;
+        if (tile * block_size >= n) break;
+        const bool in = v < n;
+        const W x = in ? W((w[v] ^ flip) - base) : W(0);
+        const bool head = in && first[x] == std::uint32_t(v);
+        const unsigned heads = __ballot_sync(full, head);
+        if (lane == 0) warp_heads[warp] = __popc(heads);
+        __syncthreads();
+        if (warp == 0) {
+            Offset agg = lane < block_size / 32 ? warp_heads[lane] : 0;
+            for (unsigned d = 16; d > 0; d >>= 1) agg += __shfl_xor_sync(full, agg, d);
+            const Offset before = look_back::exclusive(states, tile, agg);
+            if (lane == 0) {
+                tile_before = before;
+                tile_heads = agg;
+            }
+        }
+        __syncthreads();
+        Offset c = tile_before + __popc(heads & ((1u << lane) - 1));
+        for (unsigned u = 0; u < warp; ++u) c += warp_heads[u];
+        volatile std::uint32_t* const slot = numbers;
+        if (head) {
+            words[c] = w[v];
+            __threadfence();
+            slot[x] = std::uint32_t(c) + 1;
+        }
+        __syncthreads();  // the tile's own heads are seen without waiting
+        if (!in) continue;
+        if (!head) {
+            std::uint32_t got;
+            do got = slot[x];
+            while (got == 0);
+            c = got - 1;
+        }
+        out.write(v, ColIndex(c));
+        if (v == n - 1) {
+            out.st_offsets[n] = n;
+            header->k = std::uint32_t(tile_before + tile_heads);
+        }
     }
 }
 
@@ -190,30 +266,38 @@ LabelNumbering number(const W* labels, bool on_device, Index n, W flip, bool val
     LabelNumbering r;
     if (n >= empty) return r;  // vertex numbers would meet the table's empty mark
     const std::uint64_t slots = 4 * std::uint64_t(n) + 1024;  // the widest range a table numbers, plus one
-    const std::uint64_t items = value_order ? slots : n;     // what the scan runs over
+    // First appearance: the numbering kernel's tiles (a look-back state each) and each slot's number. Value
+    // order: an exclusive scan of the occupied slots (CUB), slot x's label numbered rank[x].
+    const std::uint64_t tiles = value_order ? 0 : (n + block_size - 1) / block_size;
 
     // The temporaries in one allocation (CUB aligns its storage itself), the outputs in their own.
     Header* header;
-    std::uint32_t *f, *rk;
-    W *lw, *uploaded = nullptr;
+    std::uint32_t *f, *rk = nullptr, *numbers = nullptr;
+    unsigned long long* states = nullptr;
+    W *lw = nullptr, *uploaded = nullptr;
     ColIndex *kk, *kk2;
-    std::uint8_t *scan_temp, *sort_temp;
-    const Range<W> range{nullptr, slots};
-    const std::size_t scan_bytes =
-        value_order ? exclusive_flag_scan(nullptr, 0, Occupied{nullptr}, nullptr, items, ctx)
-                    : exclusive_flag_scan(nullptr, 0, FirstOfLabel<W>{nullptr, flip, range, nullptr}, nullptr, items, ctx);
+    std::uint8_t *scan_temp = nullptr, *sort_temp;
+    const std::size_t scan_bytes = value_order ? exclusive_flag_scan(nullptr, 0, Occupied{nullptr}, nullptr, slots, ctx) : 0;
     cub::DoubleBuffer<ColIndex> kb, vb;
     const int most_bits = bits_for(n);
     const std::size_t sort_bytes = most_bits > 0 ? sort_rows(nullptr, 0, kb, vb, n, most_bits, ctx) : 0;
+    // The page-locked buffer takes the labels on their way up, then the header and the labels of the numbers on
+    // their way back; without it (beyond its 64 MiB) the labels of the numbers wait on the GPU in lw.
+    void* stage = staging(words_at + n * sizeof(W));
     Carve carve(ctx, "indicator: temporaries");
     carve.take(header, 1);
     carve.take(f, slots);
-    carve.take(rk, items);
-    carve.take(lw, n);
+    if (value_order) {
+        carve.take(rk, slots);
+        carve.take(scan_temp, scan_bytes);
+    } else {
+        carve.take(numbers, slots);
+        carve.take(states, tiles);
+    }
+    if (!stage) carve.take(lw, n);
     if (!on_device) carve.take(uploaded, n);
     carve.take(kk, n);
     carve.take(kk2, n);
-    carve.take(scan_temp, scan_bytes);
     carve.take(sort_temp, sort_bytes);
     carve.allocate();
     r.st_offsets = Array<Offset>(n + 1, ctx);
@@ -222,74 +306,56 @@ LabelNumbering number(const W* labels, bool on_device, Index n, W flip, bool val
     Array<ColIndex> vals2(n, ctx);
     const Range<W> rg{header, slots};
 
-    // The upload of host labels (through page-locked memory, which also takes the header and the labels on their
-    // way back; labels on the device are read where they are), then the range with the table cleared, and each
-    // label's first vertex.
-    void* stage = staging(words_at + n * sizeof(W));
+    // The upload of host labels (labels on the device are read where they are), then the range with the table
+    // cleared, and each label's first vertex.
     const DrainOnThrow drain{stream_of(ctx)};
     check(cudaMemsetAsync(header, 0, sizeof(Header), stream_of(ctx)), "cudaMemsetAsync (labels)");
     const W* w = on_device ? labels : uploaded;
     // The label of each number goes straight to the page-locked buffer past the header's slot (k <= n words fit),
-    // written by the kernel that finds it, so that the one wait for the count and the range brings them too.
+    // written by the kernel that numbers the vertices, so that the one wait for the count and the range brings
+    // them too.
     static_assert(sizeof(Header) <= words_at);
     W* words = stage ? reinterpret_cast<W*>(static_cast<char*>(stage) + words_at) : lw;
     if (on_device) {
         // (read in place)
     } else if (stage) {
-        std::memcpy(stage, labels, n * sizeof(W));
+        if (labels != stage) std::memcpy(stage, labels, n * sizeof(W));  // (else staged by the caller)
         check(cudaMemcpyAsync(uploaded, stage, n * sizeof(W), cudaMemcpyHostToDevice, stream_of(ctx)),
               "cudaMemcpyAsync (labels)");
     } else {
         copy(uploaded, labels, n * sizeof(W), CopyKind::host_to_device, ctx.stream());
     }
     range_kernel<W><<<std::min(grid_for(std::max<std::uint64_t>(n, slots)), 2048u), block_size, 0,
-                      stream_of(ctx)>>>(w, n, flip, header, f, slots);
+                      stream_of(ctx)>>>(w, n, flip, header, f, slots, numbers, states, tiles);
     check_launch("indicator (range)");
     for_each(n, ctx, "indicator (first vertices)", [=] __device__(std::uint64_t v) {
         W base;
         if (rg.read(base)) atomicMin(f + ((w[v] ^ flip) - base), std::uint32_t(v));
     });
 
-    // The numbers, an exclusive scan: of the occupied slots (value order: slot x's label is numbered rank[x]),
-    // or of the vertices first of their label (vertex v's label is numbered rank[first[x]]). Then the label of
-    // each number, and k.
+    // Each vertex's number: Sᵀ (its offsets, columns and ones), S's ones, and the keys and vertices S's rows are
+    // sorted from; the first vertex of each label writes the label of its number, the last vertex k.
+    const VertexOut out{r.st_offsets.data(), r.st_cols.data(), kk, r.s_cols.data(), ones};
     if (value_order) {
-        exclusive_flag_scan(scan_temp, scan_bytes, Occupied{f}, rk, items, ctx);
-        for_each(items, ctx, "indicator (labels by value)", [=] __device__(std::uint64_t x) {
-            const bool label = f[x] != empty;
-            if (label) {
-                W base;
-                rg.read(base);
-                words[rk[x]] = W(x + base) ^ flip;
+        exclusive_flag_scan(scan_temp, scan_bytes, Occupied{f}, rk, slots, ctx);
+        for_each(n, ctx, "indicator (numbers by value)", [=] __device__(std::uint64_t v) {
+            W base;
+            if (!rg.read(base)) return;
+            const W x = (w[v] ^ flip) - base;
+            const ColIndex c = rk[x];
+            if (f[x] == std::uint32_t(v)) words[c] = w[v];
+            out.write(v, c);
+            if (v == n - 1) {
+                out.st_offsets[n] = n;
+                header->k = rk[slots - 1] + (f[slots - 1] != empty);
             }
-            if (x == items - 1) header->k = rk[x] + label;
         });
     } else {
-        exclusive_flag_scan(scan_temp, scan_bytes, FirstOfLabel<W>{w, flip, rg, f}, rk, items, ctx);
-        for_each(n, ctx, "indicator (labels by first vertex)", [=] __device__(std::uint64_t v) {
-            W base;
-            const bool head = rg.read(base) && f[(w[v] ^ flip) - base] == std::uint32_t(v);
-            if (head) words[rk[v]] = w[v];
-            if (v == n - 1) header->k = rk[v] + head;
-        });
+        const unsigned grid = unsigned(std::min<std::uint64_t>(tiles, 2048));
+        number_kernel<W><<<grid, block_size, 0, stream_of(ctx)>>>(w, n, flip, rg, f, numbers, states, header,
+                                                                  words, out);
+        check_launch("indicator (numbers)");
     }
-
-    // Sᵀ (its offsets, columns and ones), S's ones, and the keys and vertices S's rows are sorted from.
-    Offset* so = r.st_offsets.data();
-    ColIndex* sc = r.st_cols.data();
-    ColIndex* vv = r.s_cols.data();
-    for_each(n, ctx, "indicator (columns)", [=] __device__(std::uint64_t v) {
-        W base;
-        if (!rg.read(base)) return;
-        const W x = (w[v] ^ flip) - base;
-        const ColIndex c = value_order ? rk[x] : rk[f[x]];
-        sc[v] = c;
-        kk[v] = c;
-        vv[v] = ColIndex(v);
-        so[v] = v;
-        if (v == n - 1) so[n] = n;
-        write_one(ones, v);
-    });
 
     // The count and the range; a range too wide goes to the host.
     Header got;
@@ -297,18 +363,13 @@ LabelNumbering number(const W* labels, bool on_device, Index n, W flip, bool val
     const W base = W(~got.range[0]), span = W(W(got.range[1]) - base);
     if (!detail::table_range(span, n)) return LabelNumbering{};
     const Index k = got.k;
-    // The labels of the numbers, widened as they come out of the staging buffer (written there before the wait).
-    r.words.resize(k);
-    if (stage) {
-        const W* got_words = reinterpret_cast<const W*>(static_cast<const char*>(stage) + words_at);
-        for (Index c = 0; c < k; ++c) r.words[c] = got_words[c];
-    }
+    r.k = k;
 
     // S's rows: the vertices sorted stably by number, the offsets a search per row.
     const int bits = bits_for(k);
     if (bits > 0) {
         kb = cub::DoubleBuffer<ColIndex>(kk, kk2);
-        vb = cub::DoubleBuffer<ColIndex>(vv, vals2.data());
+        vb = cub::DoubleBuffer<ColIndex>(r.s_cols.data(), vals2.data());
         std::size_t bytes = sort_rows(nullptr, 0, kb, vb, n, bits, ctx);
         Array<std::uint8_t> more;  // (were fewer bits to need more storage than the most)
         void* temp = sort_temp;
@@ -329,10 +390,12 @@ LabelNumbering number(const W* labels, bool on_device, Index n, W flip, bool val
 
     // Without a staging buffer (labels beyond its 64 MiB) the labels of the numbers come back now; otherwise the
     // sort and the offsets are left queued: the temporaries go back to the stream's pool behind them.
-    if (!stage) {
-        std::vector<W> labels(k);
-        to_host(labels.data(), lw, k * sizeof(W), nullptr, ctx);
-        r.words.assign(labels.begin(), labels.end());
+    if (stage) {
+        r.words = words;  // (written there before the wait)
+    } else {
+        r.own.resize(k * sizeof(W));
+        to_host(r.own.data(), lw, k * sizeof(W), nullptr, ctx);
+        r.words = r.own.data();
     }
     r.numbered = true;
     return r;
@@ -345,9 +408,41 @@ LabelNumbering number_labels(const void* labels, bool on_device, std::size_t wor
     if (word_bytes == 4)
         return number(static_cast<const std::uint32_t*>(labels), on_device, n, std::uint32_t(flip), value_order,
                       ones, ctx);
-    if (word_bytes == 8)
-        return number(static_cast<const std::uint64_t*>(labels), on_device, n, flip, value_order, ones, ctx);
-    throw InvalidValue("indicator: labels of 4 or 8 bytes on the GPU, got " + std::to_string(word_bytes));
+    if (word_bytes != 8)
+        throw InvalidValue("indicator: labels of 4 or 8 bytes on the GPU, got " + std::to_string(word_bytes));
+    const auto* in = static_cast<const std::uint64_t*>(labels);
+    if (!on_device && n > 0 && n < empty) {
+        // Host labels of 8 bytes whose high halves are all equal (a range within 2^32 of small or of negative
+        // labels) go up as their low halves, half the bytes, numbered as words of 4 bytes without a flip: with
+        // the high halves equal, the low halves order and differ as the flipped labels do. The labels of the
+        // numbers come back as low halves and are widened where they lie in the staging buffer (last first).
+        if (void* stage = staging(words_at + n * sizeof(std::uint64_t))) {
+            auto* low = static_cast<std::uint32_t*>(stage);
+            std::uint64_t all = ~std::uint64_t(0), any = 0;
+            for (Index v = 0; v < n; ++v) {
+                const std::uint64_t x = in[v];
+                all &= x;
+                any |= x;
+                low[v] = std::uint32_t(x);
+            }
+            if ((all >> 32) == (any >> 32)) {
+                LabelNumbering r = number(low, false, n, std::uint32_t(0), value_order, ones, ctx);
+                if (r.numbered) {
+                    // (Bytes copied, not words cast: the halves and the words share the buffer.)
+                    const std::uint64_t high = all & ~std::uint64_t(0xffffffff);
+                    auto* b = static_cast<unsigned char*>(const_cast<void*>(r.words));
+                    for (Index c = r.k; c > 0; --c) {
+                        std::uint32_t half;
+                        std::memcpy(&half, b + 4 * (c - 1), 4);
+                        const std::uint64_t word = high | half;
+                        std::memcpy(b + 8 * (c - 1), &word, 8);
+                    }
+                }
+                return r;
+            }
+        }
+    }
+    return number(in, on_device, n, flip, value_order, ones, ctx);
 }
 
 }  // namespace hybla::cuda
