@@ -994,3 +994,30 @@ TEST_CASE("SpMM results are bit-identical from run to run", "[mxm][spmm]") {
     run.operator()<float>(502, plus_op{}, 1e-6);
     run.operator()<double>(503, no_accum, 1e-12);
 }
+
+// One matrix multiplied at alternating widths: each width has its own share of entries, and so its own plan
+// (each share's first row) cached on the matrix; the last few are kept, so a width that comes back finds its own
+// plan and no other. 500,000 entries: shares of different sizes at narrow and wide widths on a GPU.
+TEST_CASE("SpMM: one matrix at alternating widths keeps a plan per width", "[mxm][spmm]") {
+    auto run = [&]<class T>(std::uint64_t seed) {
+        const Index m = 20000, n = 5000;
+        const Sparse<T> a = sparse<T>(n, uniform_lengths(m, 10, 40, seed), seed, plain_fill<T>(seed));
+        const Matrix<T> am = to_matrix(a, false);
+        std::size_t step = 0;
+        for (Index K : {Index(32), Index(3), Index(256), Index(32), Index(64), Index(16), Index(3), Index(256),
+                        Index(1), Index(32)}) {
+            if (!ref::in_shard()) continue;
+            INFO(type_name<T>() << ", step " << step++ << ", width " << K);
+            const DenseMatrix<T> b = dense<T>(n, K, plain_fill<T>(seed + K)), c0(m, K, T(0), Context::cpu());
+            DenseMatrix<T> c = c0.to(default_context());
+            mxm(c, no_mask, no_accum, plus_times{}, am, b.to(default_context()));
+            const Outcome r = compare<plus_times>(a, b, c0, c.to(Context::cpu()), no_accum,
+                                                  tolerance<plus_times, T, NoAccum>());
+            INFO(r.first);
+            REQUIRE(r.bad == 0);
+            REQUIRE(r.informative > 0);
+        }
+    };
+    run.operator()<float>(601);
+    run.operator()<double>(602);
+}

@@ -1,7 +1,7 @@
 // SpMM (sparse x dense) on the GPU: HP-SpMM (spmm.cuh beside this file has the kernels, README.md the design and
 // the measurements). This is the driver: the shape of the kernel from the width and the value type, each
 // worker's share of entries from the entries and the device, and the plan (each share's first row) cached on
-// the matrix.
+// the matrix (the last few share sizes).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "engine/cuda/backend.hpp"
 #include "engine/cuda/batching.hpp"
@@ -69,10 +70,15 @@ std::uint64_t share_of(std::uint64_t nnz, std::uint64_t w, std::size_t elem, uns
 }
 
 // The plan of a share size: the row of each share's first entry, found once (a warp's search a share) and
-// cached on the matrix until it changes; another share size (another width) makes a new one.
+// cached on the matrix until it changes. The plans of the last few share sizes (widths, value types) are kept,
+// the latest first, so that calls alternating between widths find theirs.
 struct Plan {
     std::uint64_t share = 0, workers = 0;
     Array<std::uint64_t> first_row;
+};
+struct Plans {
+    static constexpr std::size_t most = 4;
+    std::vector<std::shared_ptr<const Plan>> kept;
 };
 
 __global__ void __launch_bounds__(block_size) plan_kernel(const Offset* off, std::uint64_t nrows, std::uint64_t share,
@@ -91,8 +97,10 @@ unsigned blocks_for(std::uint64_t threads) {
 
 template <class T>
 std::shared_ptr<const Plan> plan_of(const Matrix<T>& a, std::uint64_t share) {
-    auto p = std::static_pointer_cast<const Plan>(a.cached_spmm_plan());
-    if (p && p->share == share) return p;
+    const auto cached = std::static_pointer_cast<const Plans>(a.cached_spmm_plan());
+    if (cached)
+        for (const auto& p : cached->kept)
+            if (p->share == share) return p;
     const Context& ctx = a.context();
     auto plan = std::make_shared<Plan>();
     plan->share = share;
@@ -103,7 +111,12 @@ std::shared_ptr<const Plan> plan_of(const Matrix<T>& a, std::uint64_t share) {
             a.storage_offsets().data(), a.nrows(), share, plan->workers, plan->first_row.data());
         checked(int(cudaGetLastError()), "SpMM plan kernel");
     }
-    a.cache_spmm_plan(plan);
+    auto plans = std::make_shared<Plans>();
+    plans->kept.push_back(plan);
+    if (cached)
+        for (const auto& p : cached->kept)
+            if (plans->kept.size() < Plans::most) plans->kept.push_back(p);
+    a.cache_spmm_plan(plans);
     return plan;
 }
 
