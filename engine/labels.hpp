@@ -6,9 +6,10 @@
 //   auto ind = hybla::indicator<float>(label_vector);          // a full Vector<L>: where it lives
 //   ind.s (k x n), ind.st (n x k), ind.labels[c] = the label numbered c
 //
-// On the GPU the labels are uploaded as they are (a Vector's are read in place) and numbered there
-// (engine/cuda/structure/labels.cu): a table of first vertices over the labels' range, a scan, and a stable sort
-// of the vertices by compact label for S's rows. The host only copies; labels spread over more than 4n + 1024 values are numbered on the host.
+// On the GPU the labels are uploaded (8-byte ones as their low halves where the high halves agree; a Vector's are
+// read in place) and numbered there (engine/cuda/structure/labels.cu): a table of first vertices over the labels'
+// range, a ranking of those vertices, and a stable sort of the vertices by compact label for S's rows. The host
+// only copies; labels spread over more than 4n + 1024 values are numbered on the host.
 #pragma once
 #include <algorithm>
 #include <concepts>
