@@ -7,13 +7,18 @@
 // the labels (a decoupled look-back over tiles of vertices ranks the first vertices) and each vertex reads its
 // number from its label's slot; in value order an exclusive scan of "x is a label" numbers the slots and a
 // kernel reads each vertex's. That kernel writes Sᵀ's columns and offsets, the ones of S and Sᵀ, the label of
-// each number (by the label's first vertex, straight into page-locked host memory) and the count k. The host
-// waits once, for k, the range (a range too wide for the table sends the labels to the host, the kernels having
-// done nothing) and the labels of the numbers together. S's rows are a stable radix sort of the vertices by
-// number (CUB, only the bits of k), its offsets a search per row; both are left queued. The temporaries share one
-// allocation. The copies go through page-locked memory kept per thread (up to 64 MiB): copies through pageable
+// each number (by the label's first vertex, straight into page-locked host memory), the count k, and counts each
+// number's vertices, giving each vertex a place in its row (an atomic, so not in vertex order). The host waits
+// once, for k, the range (a range too wide for the table sends the labels to the host, the kernels having done
+// nothing) and the labels of the numbers together. Then, left queued: S's offsets (a one-launch scan of the
+// counts), the vertices placed in their rows, and each row sorted where it lies, by a warp, or a block (a radix
+// sort in shared memory, or a bitmap of the vertices); a row too long for a block (over 4096 vertices where n
+// exceeds the bitmap's 327,680) sends all of them to a stable radix sort of the vertices by number (CUB). The
+// temporaries share one allocation. The copies go through page-locked memory kept per thread (up to 64 MiB): copies through pageable
 // memory took 9-24 us each on an H100's host.
+#include <cub/block/block_radix_sort.cuh>
 #include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <thrust/iterator/counting_iterator.h>
@@ -36,12 +41,24 @@ using namespace keys;
 constexpr std::uint32_t empty = ~std::uint32_t(0);
 
 // Where the range reduction leaves the least word (as the greatest complement) and the greatest, the count of
-// labels, and the tiles the numbering kernel has handed out; cleared before the range.
+// labels, the tiles the numbering and offsets kernels have handed out, whether a row of S is longer than a block
+// sorts, the rows of S the offsets kernel lists for a block's sort (those beyond the shared_row_most first) and how
+// many of them the row sort has taken; cleared before the range.
 struct Header {
     unsigned long long range[2];
     unsigned long long tiles_taken;
+    unsigned long long count_tiles_taken;
     std::uint32_t k;
+    std::uint32_t too_long;
+    std::uint32_t long_rows;
+    std::uint32_t shared_rows;
+    std::uint32_t rows_taken;
 };
+// S's rows: up to 32 vertices are sorted by a warp, up to shared_row_most by a block's radix sort in shared memory,
+// longer ones by a block through a bitmap of the vertices in shared memory where n is at most bitmap_vertices;
+// otherwise a longer row sends all of S's rows to a radix sort of the vertices by number. Up to bitmap_cheap
+// vertices (16 words of the bitmap a thread) every row of over 32 goes through the bitmap.
+constexpr std::uint32_t shared_row_most = 4096, bitmap_vertices = 10240 * 32, bitmap_cheap = 16 * 32 * 256;
 // Where the labels of the numbers go in the staging buffer (past the header's copy).
 constexpr std::size_t words_at = 64;
 
@@ -63,7 +80,7 @@ struct Range {
 template <class W>
 __global__ void range_kernel(const W* w, std::uint64_t n, W flip, Header* out, std::uint32_t* table,
                              std::uint64_t slots, std::uint32_t* numbers, unsigned long long* states,
-                             std::uint64_t tiles) {
+                             std::uint64_t tiles, std::uint32_t* counts, unsigned long long* count_states) {
     W lo = ~W(0), hi = 0;
     const std::uint64_t items = n > slots ? n : slots;
     for (std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i < items;
@@ -71,6 +88,8 @@ __global__ void range_kernel(const W* w, std::uint64_t n, W flip, Header* out, s
         if (i < slots) table[i] = empty;
         if (numbers && i < slots) numbers[i] = 0;
         if (i < tiles) states[i] = 0;
+        if (i < n) counts[i] = 0;
+        if (i < (n + block_size - 1) / block_size) count_states[i] = 0;
         if (i >= n) continue;
         const W x = w[i] ^ flip;
         lo = x < lo ? x : lo;
@@ -116,20 +135,28 @@ __device__ inline void write_one(const Ones& o, std::uint64_t v) {
     }
 }
 
-// What the numbering kernel writes for each vertex v of number c: Sᵀ's column and offset, the sort's key and
-// value for S's rows, and the ones.
+// What the numbering kernel writes for each vertex v of number c: Sᵀ's column and offset, the ones, and v's
+// place among the vertices of number c (taken from c's count, one atomic a number a warp; not in vertex order,
+// which the row sort restores). The vertex that makes a row longer than a block sorts says so in the header.
 struct VertexOut {
     Offset* st_offsets;
     ColIndex* st_cols;
-    ColIndex* keys;
-    ColIndex* vertices;
+    std::uint32_t* counts;
+    std::uint32_t* ranks;
+    Header* header;
+    std::uint32_t long_rank;  // a row with a vertex of this rank is too long for a block's sort
     Ones ones;
     __device__ void write(std::uint64_t v, ColIndex c) const {
         st_cols[v] = c;
-        keys[v] = c;
-        vertices[v] = ColIndex(v);
         st_offsets[v] = v;
         write_one(ones, v);
+        const unsigned lane = threadIdx.x % 32, peers = __match_any_sync(__activemask(), c);
+        const unsigned leader = unsigned(__ffs(peers)) - 1;
+        std::uint32_t first = 0;
+        if (lane == leader) first = atomicAdd(counts + c, std::uint32_t(__popc(peers)));
+        const std::uint32_t rank = __shfl_sync(peers, first, int(leader)) + __popc(peers & ((1u << lane) - 1));
+        ranks[v] = rank;
+        if (rank == long_rank) header->too_long = 1;
     }
 };
 
@@ -175,7 +202,6 @@ __global__ void __launch_bounds__(block_size)
         volatile std::uint32_t* const slot = numbers;
         if (head) {
             words[c] = w[v];
-            __threadfence();
             slot[x] = std::uint32_t(c) + 1;
         }
         __syncthreads();  // the tile's own heads are seen without waiting
@@ -191,6 +217,128 @@ __global__ void __launch_bounds__(block_size)
             out.st_offsets[n] = n;
             header->k = std::uint32_t(tile_before + tile_heads);
         }
+    }
+}
+
+// S's row offsets in one launch: tiles of block_size numbers taken in order from a counter, each summed by a
+// block scan and placed by a decoupled look-back over the tiles. Rows of over 32 vertices are listed
+// for a block's sort (those over shared_row_most from the front, the others from the back; in any order).
+__global__ void __launch_bounds__(block_size)
+    offsets_kernel(const std::uint32_t* counts, Index k, std::uint64_t n, unsigned long long* states, Header* header,
+                   Offset* offsets, std::uint32_t* block_rows, std::uint32_t listed_most) {
+    using Scan = cub::BlockScan<Offset, block_size>;
+    __shared__ typename Scan::TempStorage scan;
+    __shared__ std::uint64_t tile_id;
+    __shared__ Offset tile_before;
+    for (;;) {
+        __syncthreads();  // the shared values of the last tile are read
+        if (threadIdx.x == 0) tile_id = atomicAdd(&header->count_tiles_taken, 1ull);
+        __syncthreads();
+        const std::uint64_t tile = tile_id, c = tile * block_size + threadIdx.x;
+        if (tile * block_size >= k) break;
+        const std::uint32_t m = c < k ? counts[c] : 0;
+        Offset at, agg;
+        Scan(scan).ExclusiveSum(Offset(m), at, agg);
+        if (threadIdx.x < 32) {
+            const Offset before = look_back::exclusive(states, tile, agg);
+            if (threadIdx.x == 0) tile_before = before;
+        }
+        __syncthreads();
+        if (c >= k) continue;
+        offsets[c] = tile_before + at;
+        if (c == k - 1) offsets[k] = n;
+        if (m > shared_row_most) block_rows[atomicAdd(&header->long_rows, 1u)] = std::uint32_t(c);
+        else if (m > 32 && m <= shared_row_most)
+            block_rows[listed_most - 1 - atomicAdd(&header->shared_rows, 1u)] = std::uint32_t(c);
+    }
+}
+
+// One row of up to block_size * Items vertices sorted by a block (a radix sort over the bits of the vertex
+// numbers; the padding, all ones, stays behind the row's vertices, the sort being stable).
+template <int Items, class Storage>
+__device__ void sort_row(ColIndex* row, Offset m, int bits, Storage& storage) {
+    using Sort = cub::BlockRadixSort<ColIndex, block_size, Items>;
+    ColIndex keys[Items];
+    for (int i = 0; i < Items; ++i) {
+        const Offset p = Offset(threadIdx.x) * Items + i;
+        keys[i] = p < m ? row[p] : ~ColIndex(0);
+    }
+    Sort(reinterpret_cast<typename Sort::TempStorage&>(storage)).Sort(keys, 0, bits);
+    for (int i = 0; i < Items; ++i) {
+        const Offset p = Offset(threadIdx.x) * Items + i;
+        if (p < m) row[p] = keys[i];
+    }
+}
+
+// One row of S sorted by a block through a bitmap of the n vertices in shared memory: each of the row's vertices
+// sets its bit, then each thread writes the set bits of its share of the words in order, behind the bits of the
+// shares before it (a block scan of their counts).
+template <class Storage>
+__device__ void bitmap_row(ColIndex* row, Offset m, std::uint64_t n, std::uint32_t* bitmap, Storage& storage) {
+    using Scan = cub::BlockScan<std::uint32_t, block_size>;
+    const unsigned t = threadIdx.x;
+    const std::uint32_t words = std::uint32_t((n + 31) / 32), share = (words + block_size - 1) / block_size;
+    for (std::uint32_t i = t; i < words; i += block_size) bitmap[i] = 0;
+    __syncthreads();
+    for (Offset start = 0; start < m; start += 16 * block_size) {  // (16 loads in flight a thread)
+        ColIndex v[16];
+        for (int i = 0; i < 16; ++i) {
+            const Offset p = start + Offset(i) * block_size + t;
+            v[i] = p < m ? row[p] : empty;
+        }
+        for (int i = 0; i < 16; ++i)
+            if (v[i] != empty) atomicOr(&bitmap[v[i] / 32], 1u << (v[i] % 32));
+    }
+    __syncthreads();
+    const std::uint32_t begin = std::min(words, t * share), end = std::min(words, begin + share);
+    std::uint32_t mine = 0, at;
+    for (std::uint32_t i = begin; i < end; ++i) mine += std::uint32_t(__popc(bitmap[i]));
+    Scan(storage).ExclusiveSum(mine, at);
+    for (std::uint32_t i = begin; i < end; ++i)
+        for (std::uint32_t bits = bitmap[i]; bits != 0; bits &= bits - 1)
+            row[at++] = ColIndex(i * 32 + std::uint32_t(__ffs(bits)) - 1);
+}
+
+// S's rows sorted where they lie: each block takes listed rows from a counter (the longest first) and sorts them
+// whole, then a warp takes each row of 2 to 32 vertices (each vertex's place is the count of smaller ones).
+__global__ void __launch_bounds__(block_size)
+    rows_kernel(const Offset* offsets, Index k, std::uint64_t n, ColIndex* cols, const std::uint32_t* block_rows,
+                std::uint32_t listed_most, Header* header, int bits) {
+    constexpr unsigned full = 0xFFFFFFFFu;
+    using Sort1 = cub::BlockRadixSort<ColIndex, block_size, 1>;
+    using Sort4 = cub::BlockRadixSort<ColIndex, block_size, 4>;
+    using Sort16 = cub::BlockRadixSort<ColIndex, block_size, 16>;
+    static_assert(block_size * 16 == shared_row_most);
+    __shared__ union {
+        typename Sort1::TempStorage one;
+        typename Sort4::TempStorage four;
+        typename Sort16::TempStorage sixteen;
+        std::uint32_t bitmap[bitmap_vertices / 32];
+    } storage;
+    __shared__ typename cub::BlockScan<std::uint32_t, block_size>::TempStorage scan;
+    __shared__ std::uint32_t taken;
+    const std::uint32_t long_rows = header->long_rows, listed = long_rows + header->shared_rows;
+    for (;;) {
+        __syncthreads();  // the last row's storage and `taken` are read
+        if (threadIdx.x == 0) taken = atomicAdd(&header->rows_taken, 1u);
+        __syncthreads();
+        if (taken >= listed) break;
+        const std::uint32_t c = block_rows[taken < long_rows ? taken : listed_most - 1 - (taken - long_rows)];
+        const Offset b = offsets[c], m = offsets[c + 1] - b;
+        if (m > shared_row_most || n <= bitmap_cheap) bitmap_row(cols + b, m, n, storage.bitmap, scan);
+        else if (m <= block_size) sort_row<1>(cols + b, m, bits, storage.one);
+        else if (m <= 4 * block_size) sort_row<4>(cols + b, m, bits, storage.four);
+        else sort_row<16>(cols + b, m, bits, storage.sixteen);
+    }
+    const unsigned lane = threadIdx.x % 32, warps = block_size / 32;
+    for (std::uint64_t c = std::uint64_t(blockIdx.x) * warps + threadIdx.x / 32; c < k;
+         c += std::uint64_t(gridDim.x) * warps) {
+        const Offset b = offsets[c], m = offsets[c + 1] - b;
+        if (m < 2 || m > 32) continue;  // (the same for the whole warp)
+        const ColIndex x = lane < m ? cols[b + lane] : ~ColIndex(0);
+        unsigned place = 0;
+        for (unsigned j = 0; j < m; ++j) place += __shfl_sync(full, x, int(j)) < x;
+        if (lane < m) cols[b + place] = x;
     }
 }
 
@@ -250,14 +398,40 @@ std::size_t exclusive_flag_scan(void* temp, std::size_t bytes, Flag flag, std::u
     return bytes;
 }
 
-// The stable radix sort of S's rows (keys: each vertex's number, of `bits` bits; values: the vertex): its
-// temporary storage's bytes (temp null), or the sort.
-std::size_t sort_rows(void* temp, std::size_t bytes, cub::DoubleBuffer<ColIndex>& keys,
-                      cub::DoubleBuffer<ColIndex>& vals, Index n, int bits, const Context& ctx) {
-    check(cub::DeviceRadixSort::SortPairs(temp, bytes, keys, vals, static_cast<std::int64_t>(n), 0, bits,
+// S's columns where a row is longer than a block sorts: the vertices sorted stably by number (CUB's radix sort
+// over the bits of k).
+void sort_by_number(LabelNumbering& r, Index n, Index k, const Context& ctx) {
+    ColIndex* const vertices = r.s_cols.data();
+    const int bits = bits_for(k);
+    if (bits == 0) {  // (one label: its row is the vertices in order)
+        for_each(n, ctx, "indicator (one row)", [=] __device__(std::uint64_t v) { vertices[v] = ColIndex(v); });
+        return;
+    }
+    ColIndex *keys, *keys2, *vertices2;
+    std::uint8_t* temp;
+    cub::DoubleBuffer<ColIndex> kb, vb;
+    std::size_t bytes = 0;
+    check(cub::DeviceRadixSort::SortPairs(nullptr, bytes, kb, vb, static_cast<std::int64_t>(n), 0, bits,
                                           stream_of(ctx)),
           "DeviceRadixSort (labels)");
-    return bytes;
+    Carve carve(ctx, "indicator: the rows' sort");
+    carve.take(keys, n);
+    carve.take(keys2, n);
+    carve.take(vertices2, n);
+    carve.take(temp, bytes);
+    carve.allocate();
+    const ColIndex* const numbers = r.st_cols.data();
+    for_each(n, ctx, "indicator (sort keys)", [=] __device__(std::uint64_t v) {
+        keys[v] = numbers[v];
+        vertices[v] = ColIndex(v);
+    });
+    kb = cub::DoubleBuffer<ColIndex>(keys, keys2);
+    vb = cub::DoubleBuffer<ColIndex>(vertices, vertices2);
+    check(cub::DeviceRadixSort::SortPairs(temp, bytes, kb, vb, static_cast<std::int64_t>(n), 0, bits,
+                                          stream_of(ctx)),
+          "DeviceRadixSort (labels)");
+    if (vb.Current() != vertices) copy(vertices, vb.Current(), n * sizeof(ColIndex), CopyKind::device_to_device,
+                                       ctx.stream());
 }
 
 template <class W>
@@ -272,15 +446,11 @@ LabelNumbering number(const W* labels, bool on_device, Index n, W flip, bool val
 
     // The temporaries in one allocation (CUB aligns its storage itself), the outputs in their own.
     Header* header;
-    std::uint32_t *f, *rk = nullptr, *numbers = nullptr;
-    unsigned long long* states = nullptr;
+    std::uint32_t *f, *rk = nullptr, *numbers = nullptr, *counts, *ranks, *block_rows;
+    unsigned long long *states = nullptr, *count_states;
     W *lw = nullptr, *uploaded = nullptr;
-    ColIndex *kk, *kk2;
-    std::uint8_t *scan_temp = nullptr, *sort_temp;
+    std::uint8_t* scan_temp = nullptr;
     const std::size_t scan_bytes = value_order ? exclusive_flag_scan(nullptr, 0, Occupied{nullptr}, nullptr, slots, ctx) : 0;
-    cub::DoubleBuffer<ColIndex> kb, vb;
-    const int most_bits = bits_for(n);
-    const std::size_t sort_bytes = most_bits > 0 ? sort_rows(nullptr, 0, kb, vb, n, most_bits, ctx) : 0;
     // The page-locked buffer takes the labels on their way up, then the header and the labels of the numbers on
     // their way back; without it (beyond its 64 MiB) the labels of the numbers wait on the GPU in lw.
     void* stage = staging(words_at + n * sizeof(W));
@@ -296,14 +466,15 @@ LabelNumbering number(const W* labels, bool on_device, Index n, W flip, bool val
     }
     if (!stage) carve.take(lw, n);
     if (!on_device) carve.take(uploaded, n);
-    carve.take(kk, n);
-    carve.take(kk2, n);
-    carve.take(sort_temp, sort_bytes);
+    carve.take(counts, n);
+    carve.take(ranks, n);
+    const std::uint32_t listed_most = std::uint32_t(n / 33 + 1);  // (rows of over 32 vertices)
+    carve.take(block_rows, listed_most);
+    carve.take(count_states, (n + block_size - 1) / block_size);
     carve.allocate();
     r.st_offsets = Array<Offset>(n + 1, ctx);
     r.st_cols = Array<ColIndex>(n, ctx);
     r.s_cols = Array<ColIndex>(n, ctx);
-    Array<ColIndex> vals2(n, ctx);
     const Range<W> rg{header, slots};
 
     // The upload of host labels (labels on the device are read where they are), then the range with the table
@@ -326,16 +497,22 @@ LabelNumbering number(const W* labels, bool on_device, Index n, W flip, bool val
         copy(uploaded, labels, n * sizeof(W), CopyKind::host_to_device, ctx.stream());
     }
     range_kernel<W><<<std::min(grid_for(std::max<std::uint64_t>(n, slots)), 2048u), block_size, 0,
-                      stream_of(ctx)>>>(w, n, flip, header, f, slots, numbers, states, tiles);
+                      stream_of(ctx)>>>(w, n, flip, header, f, slots, numbers, states, tiles, counts, count_states);
     check_launch("indicator (range)");
+    // (The first lane of a warp's vertices of one label has the least vertex: one atomic a label a warp.)
     for_each(n, ctx, "indicator (first vertices)", [=] __device__(std::uint64_t v) {
         W base;
-        if (rg.read(base)) atomicMin(f + ((w[v] ^ flip) - base), std::uint32_t(v));
+        if (!rg.read(base)) return;
+        const W x = (w[v] ^ flip) - base;
+        const unsigned peers = __match_any_sync(__activemask(), x);
+        if (threadIdx.x % 32 == unsigned(__ffs(peers)) - 1) atomicMin(f + x, std::uint32_t(v));
     });
 
-    // Each vertex's number: Sᵀ (its offsets, columns and ones), S's ones, and the keys and vertices S's rows are
-    // sorted from; the first vertex of each label writes the label of its number, the last vertex k.
-    const VertexOut out{r.st_offsets.data(), r.st_cols.data(), kk, r.s_cols.data(), ones};
+    // Each vertex's number: Sᵀ (its offsets, columns and ones), S's ones, the count of each number and each
+    // vertex's place among its number's; the first vertex of each label writes the label of its number, the last
+    // vertex k.
+    const std::uint32_t long_rank = n <= bitmap_vertices ? empty : shared_row_most;
+    const VertexOut out{r.st_offsets.data(), r.st_cols.data(), counts, ranks, header, long_rank, ones};
     if (value_order) {
         exclusive_flag_scan(scan_temp, scan_bytes, Occupied{f}, rk, slots, ctx);
         for_each(n, ctx, "indicator (numbers by value)", [=] __device__(std::uint64_t v) {
@@ -365,31 +542,30 @@ LabelNumbering number(const W* labels, bool on_device, Index n, W flip, bool val
     const Index k = got.k;
     r.k = k;
 
-    // S's rows: the vertices sorted stably by number, the offsets a search per row.
-    const int bits = bits_for(k);
-    if (bits > 0) {
-        kb = cub::DoubleBuffer<ColIndex>(kk, kk2);
-        vb = cub::DoubleBuffer<ColIndex>(r.s_cols.data(), vals2.data());
-        std::size_t bytes = sort_rows(nullptr, 0, kb, vb, n, bits, ctx);
-        Array<std::uint8_t> more;  // (were fewer bits to need more storage than the most)
-        void* temp = sort_temp;
-        if (bytes > sort_bytes) {
-            more = Array<std::uint8_t>(bytes, ctx);
-            temp = more.data();
-        }
-        sort_rows(temp, bytes, kb, vb, n, bits, ctx);
-        kk = kb.Current();
-        if (vb.Current() != r.s_cols.data()) std::swap(r.s_cols, vals2);
-    }
+    // S's row offsets, a scan of the counts; the vertices placed in their rows, and each row sorted where it lies
+    // (a warp or a block a row), or, with a row too long for a block, all of them sorted stably by number.
     r.s_offsets = Array<Offset>(k + 1, ctx);
-    Offset* o = r.s_offsets.data();
-    const ColIndex* sorted = kk;
-    for_each(k + 1, ctx, "indicator (row offsets)", [=] __device__(std::uint64_t c) {
-        o[c] = c == k ? Offset(n) : Offset(lower_bound(sorted, 0, n, ColIndex(c)));
-    });
+    Offset* const o = r.s_offsets.data();
+    offsets_kernel<<<unsigned(std::min<std::uint64_t>((k + block_size - 1) / block_size, 2048)), block_size, 0,
+                     stream_of(ctx)>>>(counts, k, n, count_states, header, o, block_rows, listed_most);
+    check_launch("indicator (row offsets)");
+    ColIndex* const s_cols = r.s_cols.data();
+    const ColIndex* const st_cols = r.st_cols.data();
+    if (!got.too_long) {
+        for_each(n, ctx, "indicator (rows)", [=] __device__(std::uint64_t v) {
+            s_cols[o[st_cols[v]] + ranks[v]] = ColIndex(v);
+        });
+        // A warp a row, and enough blocks for the rows that blocks sort (at most n / 33 of them).
+        const std::uint64_t blocks = std::max<std::uint64_t>((k + 7) / 8, std::min<std::uint64_t>(k, n / 33));
+        rows_kernel<<<unsigned(std::min<std::uint64_t>(blocks, 2048)), block_size, 0, stream_of(ctx)>>>(
+            o, k, n, s_cols, block_rows, listed_most, header, bits_for(n));
+        check_launch("indicator (row sorts)");
+    } else {
+        sort_by_number(r, n, k, ctx);
+    }
 
     // Without a staging buffer (labels beyond its 64 MiB) the labels of the numbers come back now; otherwise the
-    // sort and the offsets are left queued: the temporaries go back to the stream's pool behind them.
+    // rows are left queued: the temporaries go back to the stream's pool behind them.
     if (stage) {
         r.words = words;  // (written there before the wait)
     } else {
