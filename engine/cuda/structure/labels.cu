@@ -48,11 +48,11 @@ struct Header {
     unsigned long long range[2];
     unsigned long long tiles_taken;
     unsigned long long count_tiles_taken;
+    unsigned long long rows_taken;
     std::uint32_t k;
     std::uint32_t too_long;
     std::uint32_t long_rows;
     std::uint32_t shared_rows;
-    std::uint32_t rows_taken;
 };
 // S's rows: up to 32 vertices are sorted by a warp, up to shared_row_most by a block's radix sort in shared memory,
 // longer ones by a block through a bitmap of the vertices in shared memory where n is at most bitmap_vertices;
@@ -160,6 +160,15 @@ struct VertexOut {
     }
 };
 
+// The block's next tile (or row), taken in order from a counter by its first thread.
+__device__ inline std::uint64_t take_tile(unsigned long long* counter) {
+    __shared__ std::uint64_t id;
+    __syncthreads();  // the last tile's shared values are read
+    if (threadIdx.x == 0) id = atomicAdd(counter, 1ull);
+    __syncthreads();
+    return id;
+}
+
 // First appearance in one launch: the vertices go in tiles of block_size, taken in order from a counter; a tile
 // ranks its vertices that are first of their label (a ballot a warp and a decoupled look-back over the tiles),
 // and each such vertex writes its label's number (plus one) in its slot and the label of that number; then
@@ -170,16 +179,12 @@ __global__ void __launch_bounds__(block_size)
     number_kernel(const W* w, std::uint64_t n, W flip, Range<W> rg, const std::uint32_t* first,
                   std::uint32_t* numbers, unsigned long long* states, Header* header, W* words, VertexOut out) {
     constexpr unsigned full = 0xFFFFFFFFu;
-    __shared__ std::uint64_t tile_id;
     __shared__ Offset warp_heads[block_size / 32], tile_before, tile_heads;
     W base;
     if (!rg.read(base)) return;  // (the same for every thread)
     const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     for (;;) {
-        __syncthreads();  // the shared values of the last tile are read
-        if (threadIdx.x == 0) tile_id = atomicAdd(&header->tiles_taken, 1ull);
-        __syncthreads();
-        const std::uint64_t tile = tile_id, v = tile * block_size + threadIdx.x;
+        const std::uint64_t tile = take_tile(&header->tiles_taken), v = tile * block_size + threadIdx.x;
         if (tile * block_size >= n) break;
         const bool in = v < n;
         const W x = in ? W((w[v] ^ flip) - base) : W(0);
@@ -228,13 +233,9 @@ __global__ void __launch_bounds__(block_size)
                    Offset* offsets, std::uint32_t* block_rows, std::uint32_t listed_most) {
     using Scan = cub::BlockScan<Offset, block_size>;
     __shared__ typename Scan::TempStorage scan;
-    __shared__ std::uint64_t tile_id;
     __shared__ Offset tile_before;
     for (;;) {
-        __syncthreads();  // the shared values of the last tile are read
-        if (threadIdx.x == 0) tile_id = atomicAdd(&header->count_tiles_taken, 1ull);
-        __syncthreads();
-        const std::uint64_t tile = tile_id, c = tile * block_size + threadIdx.x;
+        const std::uint64_t tile = take_tile(&header->count_tiles_taken), c = tile * block_size + threadIdx.x;
         if (tile * block_size >= k) break;
         const std::uint32_t m = c < k ? counts[c] : 0;
         Offset at, agg;
@@ -316,12 +317,9 @@ __global__ void __launch_bounds__(block_size)
         std::uint32_t bitmap[bitmap_vertices / 32];
     } storage;
     __shared__ typename cub::BlockScan<std::uint32_t, block_size>::TempStorage scan;
-    __shared__ std::uint32_t taken;
     const std::uint32_t long_rows = header->long_rows, listed = long_rows + header->shared_rows;
     for (;;) {
-        __syncthreads();  // the last row's storage and `taken` are read
-        if (threadIdx.x == 0) taken = atomicAdd(&header->rows_taken, 1u);
-        __syncthreads();
+        const std::uint64_t taken = take_tile(&header->rows_taken);  // (and the last row's storage is read)
         if (taken >= listed) break;
         const std::uint32_t c = block_rows[taken < long_rows ? taken : listed_most - 1 - (taken - long_rows)];
         const Offset b = offsets[c], m = offsets[c + 1] - b;
@@ -499,13 +497,14 @@ LabelNumbering number(const W* labels, bool on_device, Index n, W flip, bool val
     range_kernel<W><<<std::min(grid_for(std::max<std::uint64_t>(n, slots)), 2048u), block_size, 0,
                       stream_of(ctx)>>>(w, n, flip, header, f, slots, numbers, states, tiles, counts, count_states);
     check_launch("indicator (range)");
-    // (The first lane of a warp's vertices of one label has the least vertex: one atomic a label a warp.)
+    // (One atomic a label a warp, by the first lane of its vertices there, with their least.)
     for_each(n, ctx, "indicator (first vertices)", [=] __device__(std::uint64_t v) {
         W base;
         if (!rg.read(base)) return;
         const W x = (w[v] ^ flip) - base;
         const unsigned peers = __match_any_sync(__activemask(), x);
-        if (threadIdx.x % 32 == unsigned(__ffs(peers)) - 1) atomicMin(f + x, std::uint32_t(v));
+        const std::uint32_t least = __reduce_min_sync(peers, std::uint32_t(v));
+        if (threadIdx.x % 32 == unsigned(__ffs(peers)) - 1) atomicMin(f + x, least);
     });
 
     // Each vertex's number: Sᵀ (its offsets, columns and ones), S's ones, the count of each number and each
