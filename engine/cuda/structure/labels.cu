@@ -14,8 +14,8 @@
 // counts), the vertices placed in their rows, and each row sorted where it lies, by a warp, or a block (a radix
 // sort in shared memory, or a bitmap of the vertices); a row too long for a block (over 4096 vertices where n
 // exceeds the bitmap's 327,680) sends all of them to a stable radix sort of the vertices by number (CUB). The
-// temporaries share one allocation. The copies go through page-locked memory kept per thread (up to 64 MiB): copies through pageable
-// memory took 9-24 us each on an H100's host.
+// temporaries share one allocation. The copies go through page-locked memory kept per thread (up to 64 MiB):
+// copies through pageable memory took 9-24 us each on an H100's host.
 #include <cub/block/block_radix_sort.cuh>
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
@@ -42,7 +42,7 @@ constexpr std::uint32_t empty = ~std::uint32_t(0);
 
 // Where the range reduction leaves the least word (as the greatest complement) and the greatest, the count of
 // labels, the tiles the numbering and offsets kernels have handed out, whether a row of S is longer than a block
-// sorts, the rows of S the offsets kernel lists for a block's sort (those beyond the shared_row_most first) and how
+// sorts, the rows of S the offsets kernel lists for a block's sort (those over shared_row_most vertices first) and how
 // many of them the row sort has taken; cleared before the range.
 struct Header {
     unsigned long long range[2];
