@@ -8,8 +8,8 @@
 //
 // On the GPU the labels are uploaded (8-byte ones as their low halves where the high halves agree; a Vector's are
 // read in place) and numbered there (engine/cuda/structure/labels.cu): a table of first vertices over the labels'
-// range, a ranking of those vertices, and a stable sort of the vertices by compact label for S's rows. The host
-// only copies; labels spread over more than 4n + 1024 values are numbered on the host.
+// range, a ranking of those vertices, and S's rows from each label's count, each row sorted where it lies. The
+// host only copies; labels spread over more than 4n + 1024 values are numbered on the host.
 #pragma once
 #include <algorithm>
 #include <concepts>
