@@ -161,7 +161,7 @@ __device__ inline std::uint8_t classify_row(const GroupArgs& x, std::uint64_t i,
 // (A warp reads a row 32 entries at a time, each step two dependent loads: 90 µs for a hub of 9000 entries on
 // an H100, the whole launch waiting for that one warp.) Counting, the loads' latency is the cost: 8 blocks a
 // multiprocessor (32 registers, a few spilled; without the bound under half the warps were resident), the
-// contractions' counts 10-30% faster under ncu (musae_facebook 21.0 -> 16.0 us, R-MAT 16 44.5 -> 35.2).
+// contractions' counts 8-29% faster under ncu (musae_facebook 21.0 -> 16.0 us, R-MAT 16 44.5 -> 35.2).
 inline constexpr Offset long_entries = 1024;
 template <bool CountProducts>
 __global__ void __launch_bounds__(block_size, CountProducts ? 8 : 1) group_kernel(GroupArgs x) {
