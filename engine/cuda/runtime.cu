@@ -393,6 +393,26 @@ void host_cell_destroy(HostCell& c) noexcept {
     c = HostCell{};
 }
 
+void* thread_event(int device, unsigned slot) {
+    constexpr unsigned slots = 4;
+    if (slot >= slots) throw InvalidValue("cuda::thread_event: slot " + std::to_string(slot) + " of 4");
+    struct Events {
+        std::vector<cudaEvent_t> e;  // slots a device
+        ~Events() {
+            for (cudaEvent_t x : e)
+                if (x) cudaEventDestroy(x);
+        }
+    };
+    thread_local Events ev;
+    if (ev.e.size() <= std::size_t(device) * slots + slot) ev.e.resize((std::size_t(device) + 1) * slots, nullptr);
+    cudaEvent_t& e = ev.e[std::size_t(device) * slots + slot];
+    if (!e) {
+        check(use_device(device), "cudaSetDevice");
+        check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+    }
+    return e;
+}
+
 void host_cell_written(HostCell& c, void* stream) {
     check(cudaEventRecord(static_cast<cudaEvent_t>(c.event), as_stream(stream)), "cudaEventRecord (scalar)");
     c.stream = stream;

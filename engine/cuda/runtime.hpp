@@ -70,6 +70,10 @@ void host_cell_destroy(HostCell& cell) noexcept;  // waits for a write still on 
 void host_cell_written(HostCell& cell, void* stream);  // marks the write just queued on stream
 void host_cell_wait(const HostCell& cell);          // returns once that write has landed
 
+// An event (a cudaEvent_t, no timing) per host thread, device and use (slot < 4), made at its first use: for the
+// host to wait on one point of a stream while later work stays queued behind it.
+void* thread_event(int device, unsigned slot);
+
 // Throws the hybla exception for a CUDA error code (OutOfMemory for cudaErrorMemoryAllocation).
 [[noreturn]] void fail(int code, const char* what, std::size_t bytes = 0);
 

@@ -906,7 +906,10 @@ __device__ __forceinline__ void rows_body(const RowArgs& x, const Sr& sr, unsign
                         u = insert_key(st_keys, step_slots - 1, st_shift, s, fresh);
                     }
                 }
-                const std::uint64_t key = valid ? (std::uint64_t(rg) << 32 | u) : (std::uint64_t(0xFFFF0000u | lane) << 32);
+                // (32-bit keys: a slot is under 2^16, a row of the block under 2^15; a lane without a product
+                // is alone under a key of its own.)
+                static_assert(S < (1u << 16) && 2 * BLOCK <= (1u << 16) && BLOCK / G < (1u << 15));
+                const std::uint32_t key = valid ? (std::uint32_t(rg) << 16 | u) : (0xFFFF0000u | lane);
                 const unsigned peers = __match_any_sync(full_mask, key);
                 stage[lane] = v;
                 __syncwarp();

@@ -55,22 +55,31 @@ using NoValue = std::uint8_t;
 
 // ------------------------------------------------------------------ row analysis and grouping
 
-// Σ over A(i,:) of |B(k,:)|: row i's intermediate products, in every lane of the warp that calls it. Each step
-// takes U x 32 entries, their loads at once (32 a step, two dependent loads each: R-MAT 16's contraction's
-// count 43 us under ncu, 40 with U = 8).
-__device__ inline Offset warp_row_products(Index i, const Offset* a_off, const ColIndex* a_cols, const Offset* b_off) {
+// Σ over A(i,:) of |B(k,:)|, A(i,:) = entries pb .. pe - 1: row i's intermediate products, in every lane of the
+// warp that calls it. A row of at most 32 entries takes one load a lane (most rows: the unrolled steps below cost
+// 150-odd instructions a row wherever the row has fewer entries than a step); longer ones take U x 32 entries a
+// step, their loads at once (R-MAT 16's contraction's count 43 us under ncu, 40 with U = 8). The lanes' sums add
+// in 32 bits when they are small enough (one instruction for ten shuffles).
+__device__ inline Offset warp_row_products(Offset pb, Offset pe, const ColIndex* a_cols, const Offset* b_off) {
     constexpr unsigned U = 8;
     const unsigned lane = threadIdx.x & 31;
-    const Offset pe = a_off[i + 1];
     Offset sum = 0;
-    for (Offset p = a_off[i] + lane; p < pe; p += 32 * U) {
-        ColIndex k[U];
+    if (pe - pb <= 32) {
+        if (pb + lane < pe) {
+            const ColIndex k = a_cols[pb + lane];
+            sum = b_off[k + 1] - b_off[k];
+        }
+    } else {
+        for (Offset p = pb + lane; p < pe; p += 32 * U) {
+            ColIndex k[U];
 #pragma unroll
-        for (unsigned u = 0; u < U; ++u) k[u] = p + 32 * u < pe ? a_cols[p + 32 * u] : 0;
+            for (unsigned u = 0; u < U; ++u) k[u] = p + 32 * u < pe ? a_cols[p + 32 * u] : 0;
 #pragma unroll
-        for (unsigned u = 0; u < U; ++u)
-            if (p + 32 * u < pe) sum += b_off[k[u] + 1] - b_off[k[u]];
+            for (unsigned u = 0; u < U; ++u)
+                if (p + 32 * u < pe) sum += b_off[k[u] + 1] - b_off[k[u]];
+        }
     }
+    if (__all_sync(full_mask, sum < (Offset(1) << 27))) return __reduce_add_sync(full_mask, unsigned(sum));
     for (unsigned d = 16; d > 0; d >>= 1) sum += __shfl_xor_sync(full_mask, sum, d);
     return sum;
 }
@@ -159,12 +168,13 @@ __device__ inline std::uint8_t classify_row(const GroupArgs& x, std::uint64_t i,
 // With CountProducts each row's products are counted first (by its lane when A(i,:) is short, by the whole
 // warp otherwise, by the whole block after the warps' rows when it is longer than long_entries) and written.
 // (A warp reads a row 32 entries at a time, each step two dependent loads: 90 µs for a hub of 9000 entries on
-// an H100, the whole launch waiting for that one warp.) Counting, the loads' latency is the cost: 8 blocks a
-// multiprocessor (32 registers, a few spilled; without the bound under half the warps were resident), the
-// contractions' counts 8-29% faster under ncu (musae_facebook 21.0 -> 16.0 us, R-MAT 16 44.5 -> 35.2).
+// an H100, the whole launch waiting for that one warp.) Counting, the loads' latency is the cost: a bound of
+// count_blocks blocks a multiprocessor (without one under half the warps were resident: the contractions'
+// counts 8-29% slower under ncu; at 8 blocks, 32 registers, spills), and a grid of as many.
 inline constexpr Offset long_entries = 1024;
+inline constexpr unsigned count_blocks = 6;  // blocks a multiprocessor counting products (the grid's too)
 template <bool CountProducts>
-__global__ void __launch_bounds__(block_size, CountProducts ? 8 : 1) group_kernel(GroupArgs x) {
+__global__ void __launch_bounds__(block_size, CountProducts ? count_blocks : 1) group_kernel(GroupArgs x) {
     constexpr unsigned max_queued = 16;
     __shared__ unsigned long long hist[group_count], sum;
     __shared__ std::uint64_t queued[max_queued];  // long rows left to the whole block
@@ -199,6 +209,21 @@ __global__ void __launch_bounds__(block_size, CountProducts ? 8 : 1) group_kerne
         if (g != no_group) atomicAdd(&hist[g], 1ull);
         if (g == global_group) atomicMax(&x.stats->global_max, (unsigned long long)s);
     };
+    // Row i of each lane where `row` (its products prod known), a whole warp at once: its size, group and
+    // counts (the group counts added once per group a warp).
+    auto classify_lanes = [&](bool row, std::uint64_t i, Offset prod) {
+        Offset s = 0;
+        const unsigned g = row ? classify_row(x, i, prod, s) : no_group;
+        if (row) {
+            x.size[i] = s;
+            x.key[i] = std::uint8_t(g);
+            mine += x.nnz ? x.nnz[i] : prod;
+            if (g == tiled_group && !x.nnz) hub_products(prod);  // rare
+        }
+        const unsigned peers = __match_any_sync(full_mask, g);
+        if (g != no_group && lane == unsigned(__ffs(peers) - 1)) atomicAdd(&hist[g], (unsigned long long)__popc(peers));
+        if (g == global_group) atomicMax(&x.stats->global_max, (unsigned long long)s);  // rare
+    };
     // Whether the warp leaves row i (its entries known to be more than long_entries) to the block.
     auto queue = [&](std::uint64_t i) {
         unsigned slot = 0;
@@ -228,35 +253,42 @@ __global__ void __launch_bounds__(block_size, CountProducts ? 8 : 1) group_kerne
                     if (lane == r) row = false;  // the block finishes it
                     continue;
                 }
-                const Offset total = warp_row_products(w + r, x.a_off, x.a_cols, x.b_off);
+                const Offset total = warp_row_products(x.a_off[w + r], x.a_off[w + r + 1], x.a_cols, x.b_off);
                 if (lane == r) prod = total;
             }
             if (row) x.products[i] = prod;
         } else {
             prod = row ? x.products[i] : 0;
         }
-        Offset s = 0;
-        const unsigned g = row ? classify_row(x, i, prod, s) : no_group;
-        if (row) {
-            x.size[i] = s;
-            x.key[i] = std::uint8_t(g);
-            mine += x.nnz ? x.nnz[i] : prod;
-            if (g == tiled_group && !x.nnz) hub_products(prod);  // rare
-        }
-        const unsigned peers = __match_any_sync(full_mask, g);
-        if (g != no_group && lane == unsigned(__ffs(peers) - 1)) atomicAdd(&hist[g], (unsigned long long)__popc(peers));
-        if (g == global_group) atomicMax(&x.stats->global_max, (unsigned long long)s);  // rare
+        classify_lanes(row, i, prod);
     };
     if (CountProducts && !x.lane_rows) {
         // A warp per row: rows of A too long for a lane each, or too few rows to keep lanes of their own busy.
         // Consecutive rows go to different blocks: a block finishes the long rows its warps leave one after
         // another, and hubs often come together (R-MAT's are its first rows). With 8 entries of a long row a
         // thread at once: git_web_ml's contraction's counts 40 and 29 -> 31 and 18 us under ncu.
+        // Lane h keeps the warp's h-th row and its count; each 32 are classified at once (by one lane each, a
+        // lane a row: the 250-odd instructions of a row's classification took slashdot's count to 0.69 issued a
+        // cycle at 9 active lanes a warp).
+        std::uint64_t held_row = 0;
+        Offset held_prod = 0;
+        unsigned held = 0;
         for (std::uint64_t i = blockIdx.x + std::uint64_t(gridDim.x) * warp; i < x.m; i += thread_count() / 32) {
-            if (x.a_off[i + 1] - x.a_off[i] > long_entries && queue(i)) continue;
-            const Offset prod = warp_row_products(i, x.a_off, x.a_cols, x.b_off);
-            if (lane == 0) finish_row(i, prod);
+            const Offset pb = x.a_off[i], pe = x.a_off[i + 1];
+            if (pe - pb > long_entries && queue(i)) continue;
+            const Offset prod = warp_row_products(pb, pe, x.a_cols, x.b_off);
+            if (lane == held) {
+                held_row = i;
+                held_prod = prod;
+            }
+            if (++held == 32) {
+                x.products[held_row] = held_prod;
+                classify_lanes(true, held_row, held_prod);
+                held = 0;
+            }
         }
+        if (lane < held) x.products[held_row] = held_prod;
+        classify_lanes(lane < held, held_row, held_prod);
     } else if (!CountProducts && x.row_off) {
         // The numeric grouping also writes the rows' exclusive sum (C's row offsets): blocks take tiles of
         // block_size rows in order from a counter, and each tile adds the sums its predecessors have published
@@ -423,6 +455,8 @@ __device__ __forceinline__ void single_rows(const RowArgs& x, const Sr& sr, std:
 // also the groups 2 .. Merged - 1, a block a row (group 2 by 256 threads, not its own launch's 128), heaviest
 // first. part[g]: group g's rows (shared_groups: the rows of one entry); end[k]: where the blocks of groups 4,
 // 3, 2, 1, 0 end, in this order, the rest the rows of one entry. Shared memory: the largest layout launched.
+// Six blocks a multiprocessor (the numeric kernel took 48 registers, five blocks: its launch 5-10% slower under
+// ncu, the contractions' light rows at 45% occupancy against 54%).
 struct LightArgs {
     RowArgs part[shared_groups + 1];
     unsigned end[shared_groups] = {};
@@ -431,7 +465,7 @@ inline constexpr GroupShape light_shape(unsigned g) {
     return g == 2 ? GroupShape{group_shapes[2].limit, block_size, block_size, group_shapes[2].slots} : group_shapes[g];
 }
 template <class T, class Sr, bool Values, unsigned Merged>
-__global__ void __launch_bounds__(block_size) light_rows_kernel(const LightArgs l, const Sr sr) {
+__global__ void __launch_bounds__(block_size, 6) light_rows_kernel(const LightArgs l, const Sr sr) {
     constexpr GroupShape s0 = light_shape(0), s1 = light_shape(1), s2 = light_shape(2), s3 = light_shape(3),
                          s4 = light_shape(4);
     static_assert(s0.block == block_size && s1.block == block_size && s3.block == block_size &&
@@ -692,9 +726,10 @@ unsigned tile_width() {
 // Rows listed by group, and where each group starts. The device arrays are the caller's (reserve; stats set
 // and zeroed by the caller before launch_grouping).
 
-// Blocks of the grouping kernels: at most a few per SM, as each block adds its counts to the same few words.
-unsigned grouping_blocks(std::uint64_t threads, const Context& ctx) {
-    return std::min<unsigned>(grid_for(threads), 8 * multiprocessor_count(ctx.device()));
+// Blocks of the grouping kernels: at most a few per SM (as many as fit at once, where they count products), as
+// each block adds its counts to the same few words.
+unsigned grouping_blocks(std::uint64_t threads, const Context& ctx, unsigned per_sm = 8) {
+    return std::min<unsigned>(grid_for(threads), per_sm * multiprocessor_count(ctx.device()));
 }
 
 // The page-locked host memory place_kernel copies a grouping's counts to: one per host thread, as a thread reads
@@ -709,22 +744,8 @@ GroupStats* host_stats(int device) {
     return static_cast<GroupStats*>(c.cell.data);
 }
 
-// An event for the host to wait on behind the rows' sum of a small product (HashProduct::finish): one per host
-// thread and device.
-cudaEvent_t summed_event(int device) {
-    struct Events {
-        std::vector<cudaEvent_t> per_device;
-        ~Events() {
-            for (cudaEvent_t e : per_device)
-                if (e) cudaEventDestroy(e);
-        }
-    };
-    thread_local Events ev;
-    if (ev.per_device.size() <= std::size_t(device)) ev.per_device.resize(device + 1, nullptr);
-    cudaEvent_t& e = ev.per_device[device];
-    if (!e) check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "SpGEMM: cudaEventCreate");
-    return e;
-}
+// The event the host waits on behind the rows' sum of a small product (HashProduct::finish).
+cudaEvent_t summed_event(int device) { return static_cast<cudaEvent_t>(thread_event(device, 0)); }
 
 // Lists the rows group by group (rows), after launch_grouping.
 void place_rows(Grouping& grp, const Context& ctx) {
@@ -742,7 +763,8 @@ void launch_grouping(const GroupArgs& proto, bool count_products, Grouping& out,
     x.size = out.size;
     x.key = out.keys;
     x.stats = out.stats;
-    const unsigned blocks = grouping_blocks(count_products && !proto.lane_rows ? proto.m * 32 : proto.m, ctx);
+    const unsigned blocks = grouping_blocks(count_products && !proto.lane_rows ? proto.m * 32 : proto.m, ctx,
+                                            count_products ? count_blocks : 8);
     if (count_products) group_kernel<true><<<blocks, block_size, 0, stream>>>(x);
     else group_kernel<false><<<blocks, block_size, 0, stream>>>(x);
     check_launch("SpGEMM: group kernel");

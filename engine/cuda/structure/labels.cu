@@ -8,12 +8,13 @@
 // number from its label's slot; in value order an exclusive scan of "x is a label" numbers the slots and a
 // kernel reads each vertex's. That kernel writes Sᵀ's columns and offsets, the ones of S and Sᵀ, the label of
 // each number (by the label's first vertex, straight into page-locked host memory), the count k, and counts each
-// number's vertices, giving each vertex a place in its row (an atomic, so not in vertex order). The host waits
-// once, for k, the range (a range too wide for the table sends the labels to the host, the kernels having done
-// nothing) and the labels of the numbers together. Then, left queued: S's offsets (a one-launch scan of the
-// counts), the vertices placed in their rows, and each row sorted where it lies, by a warp, or a block (a radix
-// sort in shared memory, or a bitmap of the vertices); a row too long for a block (over 4096 vertices where n
-// exceeds the bitmap's 327,680) sends all of them to a stable radix sort of the vertices by number (CUB). The
+// number's vertices, giving each vertex a place in its row (an atomic, so not in vertex order). Queued next,
+// reading k where that kernel left it: S's offsets (a one-launch scan of the counts), the vertices placed in
+// their rows, and each row sorted where it lies, by a warp, or a block (a radix sort in shared memory, or a
+// bitmap of the vertices). Then the host waits once, for k, the range (a range too wide for the table sends the
+// labels to the host, the kernels having done nothing) and the labels of the numbers together; a row too long
+// for a block (over 4096 vertices where n exceeds the bitmap's 327,680) sends all of them to a stable radix sort
+// of the vertices by number (CUB), queued after the wait. The
 // temporaries share one allocation. The copies go through page-locked memory kept per thread (up to 64 MiB):
 // copies through pageable memory took 9-24 us each on an H100's host.
 #include <cub/block/block_radix_sort.cuh>
@@ -228,12 +229,14 @@ __global__ void __launch_bounds__(block_size)
 // S's row offsets in one launch: tiles of block_size numbers taken in order from a counter, each summed by a
 // block scan and placed by a decoupled look-back over the tiles. Rows of over 32 vertices are listed
 // for a block's sort (those over shared_row_most from the front, the others from the back; in any order).
+// k is read where the numbering left it (0 where the range was too wide: nothing to do).
 __global__ void __launch_bounds__(block_size)
-    offsets_kernel(const std::uint32_t* counts, Index k, std::uint64_t n, unsigned long long* states, Header* header,
+    offsets_kernel(const std::uint32_t* counts, std::uint64_t n, unsigned long long* states, Header* header,
                    Offset* offsets, std::uint32_t* block_rows, std::uint32_t listed_most) {
     using Scan = cub::BlockScan<Offset, block_size>;
     __shared__ typename Scan::TempStorage scan;
     __shared__ Offset tile_before;
+    const Index k = header->k;
     for (;;) {
         const std::uint64_t tile = take_tile(&header->count_tiles_taken), c = tile * block_size + threadIdx.x;
         if (tile * block_size >= k) break;
@@ -302,9 +305,13 @@ __device__ void bitmap_row(ColIndex* row, Offset m, std::uint64_t n, std::uint32
 
 // S's rows sorted where they lie: each block takes listed rows from a counter (the longest first) and sorts them
 // whole, then a warp takes each row of 2 to 32 vertices (each vertex's place is the count of smaller ones).
+// k is read where the numbering left it; nothing is done where a row is too long for a block (sort_by_number
+// then sorts them all).
 __global__ void __launch_bounds__(block_size)
-    rows_kernel(const Offset* offsets, Index k, std::uint64_t n, ColIndex* cols, const std::uint32_t* block_rows,
+    rows_kernel(const Offset* offsets, std::uint64_t n, ColIndex* cols, const std::uint32_t* block_rows,
                 std::uint32_t listed_most, Header* header, int bits) {
+    if (header->too_long) return;  // (the same for every thread)
+    const Index k = header->k;
     constexpr unsigned full = 0xFFFFFFFFu;
     using Sort1 = cub::BlockRadixSort<ColIndex, block_size, 1>;
     using Sort4 = cub::BlockRadixSort<ColIndex, block_size, 4>;
@@ -469,7 +476,10 @@ LabelNumbering number(const W* labels, bool on_device, Index n, W flip, bool val
     const std::uint32_t listed_most = std::uint32_t(n / 33 + 1);  // (rows of over 32 vertices)
     carve.take(block_rows, listed_most);
     carve.take(count_states, (n + block_size - 1) / block_size);
+    Offset* s_off;  // S's row offsets, k + 1 of them, before k is known
+    carve.take(s_off, n + 1);
     carve.allocate();
+    const cudaEvent_t counted = stage ? static_cast<cudaEvent_t>(thread_event(ctx.device(), 1)) : nullptr;
     r.st_offsets = Array<Offset>(n + 1, ctx);
     r.st_cols = Array<ColIndex>(n, ctx);
     r.s_cols = Array<ColIndex>(n, ctx);
@@ -533,35 +543,46 @@ LabelNumbering number(const W* labels, bool on_device, Index n, W flip, bool val
         check_launch("indicator (numbers)");
     }
 
-    // The count and the range; a range too wide goes to the host.
+    // The count and the range come back while the GPU goes on: S's row offsets (a one-launch scan of the counts,
+    // into a temporary of n + 1), the vertices placed in their rows, and each row sorted where it lies (a warp or
+    // a block a row) are queued before the host knows k, their kernels reading it (and whether a row is too long
+    // for a block, or the range too wide: then they do nothing) where the numbering left it. (Waiting first left
+    // the GPU idle for 15-17 us on soc-Slashdot0902, H200.) With a row too long for a block, all of S's rows are
+    // sorted stably by number afterwards.
+    Offset* const o = s_off;
+    const Header* const hd = header;
     Header got;
-    to_host(&got, header, sizeof got, stage, ctx);
+    if (stage) {
+        check(cudaMemcpyAsync(stage, header, sizeof(Header), cudaMemcpyDeviceToHost, stream_of(ctx)),
+              "cudaMemcpyAsync (labels)");
+        check(cudaEventRecord(counted, stream_of(ctx)), "cudaEventRecord (labels)");
+    } else {
+        to_host(&got, header, sizeof got, nullptr, ctx);
+    }
+    offsets_kernel<<<unsigned(std::min<std::uint64_t>((n + block_size - 1) / block_size, 2048)), block_size, 0,
+                     stream_of(ctx)>>>(counts, n, count_states, header, o, block_rows, listed_most);
+    check_launch("indicator (row offsets)");
+    ColIndex* const s_cols = r.s_cols.data();
+    const ColIndex* const st_cols = r.st_cols.data();
+    for_each(n, ctx, "indicator (rows)", [=] __device__(std::uint64_t v) {
+        if (hd->k != 0 && !hd->too_long) s_cols[o[st_cols[v]] + ranks[v]] = ColIndex(v);
+    });
+    // A warp a row, and enough blocks for the rows that blocks sort (at most n / 33 of them).
+    const std::uint64_t blocks = std::max<std::uint64_t>((n + 7) / 8, n / 33);
+    rows_kernel<<<unsigned(std::min<std::uint64_t>(blocks, 2048)), block_size, 0, stream_of(ctx)>>>(
+        o, n, s_cols, block_rows, listed_most, header, bits_for(n));
+    check_launch("indicator (row sorts)");
+    if (stage) {
+        check(cudaEventSynchronize(counted), "waiting for the labels' count");
+        std::memcpy(&got, stage, sizeof got);
+    }
     const W base = W(~got.range[0]), span = W(W(got.range[1]) - base);
     if (!detail::table_range(span, n)) return LabelNumbering{};
     const Index k = got.k;
     r.k = k;
-
-    // S's row offsets, a scan of the counts; the vertices placed in their rows, and each row sorted where it lies
-    // (a warp or a block a row), or, with a row too long for a block, all of them sorted stably by number.
     r.s_offsets = Array<Offset>(k + 1, ctx);
-    Offset* const o = r.s_offsets.data();
-    offsets_kernel<<<unsigned(std::min<std::uint64_t>((k + block_size - 1) / block_size, 2048)), block_size, 0,
-                     stream_of(ctx)>>>(counts, k, n, count_states, header, o, block_rows, listed_most);
-    check_launch("indicator (row offsets)");
-    ColIndex* const s_cols = r.s_cols.data();
-    const ColIndex* const st_cols = r.st_cols.data();
-    if (!got.too_long) {
-        for_each(n, ctx, "indicator (rows)", [=] __device__(std::uint64_t v) {
-            s_cols[o[st_cols[v]] + ranks[v]] = ColIndex(v);
-        });
-        // A warp a row, and enough blocks for the rows that blocks sort (at most n / 33 of them).
-        const std::uint64_t blocks = std::max<std::uint64_t>((k + 7) / 8, std::min<std::uint64_t>(k, n / 33));
-        rows_kernel<<<unsigned(std::min<std::uint64_t>(blocks, 2048)), block_size, 0, stream_of(ctx)>>>(
-            o, k, n, s_cols, block_rows, listed_most, header, bits_for(n));
-        check_launch("indicator (row sorts)");
-    } else {
-        sort_by_number(r, n, k, ctx);
-    }
+    copy(r.s_offsets.data(), o, (k + 1) * sizeof(Offset), CopyKind::device_to_device, ctx.stream());
+    if (got.too_long) sort_by_number(r, n, k, ctx);
 
     // Without a staging buffer (labels beyond its 64 MiB) the labels of the numbers come back now; otherwise the
     // rows are left queued: the temporaries go back to the stream's pool behind them.
