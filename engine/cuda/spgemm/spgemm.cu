@@ -197,18 +197,6 @@ __global__ void __launch_bounds__(block_size, CountProducts ? count_blocks : 1) 
         atomicAdd(&x.stats->hub_products, (unsigned long long)prod);
         atomicMax(&x.stats->hub_max_products, (unsigned long long)prod);
     };
-    // Row i, its products counted, by one thread.
-    auto finish_row = [&](std::uint64_t i, Offset prod) {
-        x.products[i] = prod;
-        Offset s = 0;
-        const unsigned g = classify_row(x, i, prod, s);
-        x.size[i] = s;
-        x.key[i] = std::uint8_t(g);
-        mine += prod;
-        if (g == tiled_group) hub_products(prod);  // rare
-        if (g != no_group) atomicAdd(&hist[g], 1ull);
-        if (g == global_group) atomicMax(&x.stats->global_max, (unsigned long long)s);
-    };
     // Row i of each lane where `row` (its products prod known), a whole warp at once: its size, group and
     // counts (the group counts added once per group a warp).
     auto classify_lanes = [&](bool row, std::uint64_t i, Offset prod) {
@@ -350,10 +338,11 @@ __global__ void __launch_bounds__(block_size, CountProducts ? count_blocks : 1) 
             for (unsigned d = 16; d > 0; d >>= 1) prod += __shfl_xor_sync(full_mask, prod, d);
             if (lane == 0) part[warp] = prod;
             __syncthreads();
-            if (threadIdx.x == 0) {
+            if (warp == 0) {  // (classified by its first lane)
                 prod = 0;
                 for (unsigned w = 0; w < block_size / 32; ++w) prod += part[w];
-                finish_row(i, prod);
+                if (lane == 0) x.products[i] = prod;
+                classify_lanes(lane == 0, i, prod);
             }
             __syncthreads();
         }
