@@ -364,11 +364,12 @@ TEST_CASE("the label indicator over many tiles of vertices", "[contract]") {
 // On the GPU S's rows are placed in any order, then sorted where they lie: a warp a row of up to 32 vertices, a
 // block a row of up to 256, 1024 or 4096 in shared memory (one, four or sixteen a thread), and a block a longer row
 // through a bitmap of the vertices where they are at most 327,680; with more vertices, a longer row sends every row
-// to one radix sort. Rows of each size on either side of those bounds, their vertices spread over the graph.
+// to one radix sort. Up to 131,072 vertices every row of over 32 goes through the bitmap (a kernel without the
+// radix sorts). Rows of each size on either side of those bounds, their vertices spread over the graph.
 TEST_CASE("the label indicator's rows at every size its row sorts handle", "[contract]") {
     ref::Gen gen(29);
     const std::vector<Index> sizes = {1, 2, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 4095, 4096, 4097, 9000, 40000};
-    for (Index n : {Index(0), Index(262144), Index(327680), Index(327681)}) {
+    for (Index n : {Index(0), Index(131072), Index(131073), Index(262144), Index(327680), Index(327681)}) {
         std::vector<std::int64_t> labels;
         for (std::size_t i = 0; i < sizes.size(); ++i)
             for (int copies = 0; copies < (sizes[i] > 4096 ? 1 : 3); ++copies)

@@ -303,26 +303,35 @@ __device__ void bitmap_row(ColIndex* row, Offset m, std::uint64_t n, std::uint32
             row[at++] = ColIndex(i * 32 + std::uint32_t(__ffs(bits)) - 1);
 }
 
+// A block's storage for sorting a row of S. Up to bitmap_cheap vertices every row goes through the bitmap, and
+// the kernel (rows_kernel<false>: no radix sorts, 31 registers against 128) is given only the bitmap's words.
+using Sort1 = cub::BlockRadixSort<ColIndex, block_size, 1>;
+using Sort4 = cub::BlockRadixSort<ColIndex, block_size, 4>;
+using Sort16 = cub::BlockRadixSort<ColIndex, block_size, 16>;
+static_assert(block_size * 16 == shared_row_most);
+union RowStorage {
+    typename Sort1::TempStorage one;
+    typename Sort4::TempStorage four;
+    typename Sort16::TempStorage sixteen;
+    std::uint32_t bitmap[bitmap_vertices / 32];
+};
+std::size_t row_storage_bytes(std::uint64_t n) {
+    return n <= bitmap_cheap ? std::max<std::size_t>((n + 31) / 32, 1) * 4 : sizeof(RowStorage);
+}
+
 // S's rows sorted where they lie: each block takes listed rows from a counter (the longest first) and sorts them
 // whole, then a warp takes each row of 2 to 32 vertices (each vertex's place is the count of smaller ones).
 // k is read where the numbering left it; nothing is done where a row is too long for a block (sort_by_number
-// then sorts them all).
+// then sorts them all). Sorts: n exceeds bitmap_cheap. Dynamic shared memory: row_storage_bytes(n).
+template <bool Sorts>
 __global__ void __launch_bounds__(block_size)
     rows_kernel(const Offset* offsets, std::uint64_t n, ColIndex* cols, const std::uint32_t* block_rows,
                 std::uint32_t listed_most, Header* header, int bits) {
     if (header->too_long) return;  // (the same for every thread)
     const Index k = header->k;
     constexpr unsigned full = 0xFFFFFFFFu;
-    using Sort1 = cub::BlockRadixSort<ColIndex, block_size, 1>;
-    using Sort4 = cub::BlockRadixSort<ColIndex, block_size, 4>;
-    using Sort16 = cub::BlockRadixSort<ColIndex, block_size, 16>;
-    static_assert(block_size * 16 == shared_row_most);
-    __shared__ union {
-        typename Sort1::TempStorage one;
-        typename Sort4::TempStorage four;
-        typename Sort16::TempStorage sixteen;
-        std::uint32_t bitmap[bitmap_vertices / 32];
-    } storage;
+    extern __shared__ __align__(16) unsigned char row_shared[];
+    RowStorage& storage = *reinterpret_cast<RowStorage*>(row_shared);
     __shared__ typename cub::BlockScan<std::uint32_t, block_size>::TempStorage scan;
     const std::uint32_t long_rows = header->long_rows, listed = long_rows + header->shared_rows;
     for (;;) {
@@ -330,10 +339,12 @@ __global__ void __launch_bounds__(block_size)
         if (taken >= listed) break;
         const std::uint32_t c = block_rows[taken < long_rows ? taken : listed_most - 1 - (taken - long_rows)];
         const Offset b = offsets[c], m = offsets[c + 1] - b;
-        if (m > shared_row_most || n <= bitmap_cheap) bitmap_row(cols + b, m, n, storage.bitmap, scan);
-        else if (m <= block_size) sort_row<1>(cols + b, m, bits, storage.one);
-        else if (m <= 4 * block_size) sort_row<4>(cols + b, m, bits, storage.four);
-        else sort_row<16>(cols + b, m, bits, storage.sixteen);
+        if (!Sorts || m > shared_row_most) bitmap_row(cols + b, m, n, storage.bitmap, scan);
+        else if constexpr (Sorts) {
+            if (m <= block_size) sort_row<1>(cols + b, m, bits, storage.one);
+            else if (m <= 4 * block_size) sort_row<4>(cols + b, m, bits, storage.four);
+            else sort_row<16>(cols + b, m, bits, storage.sixteen);
+        }
     }
     const unsigned lane = threadIdx.x % 32, warps = block_size / 32;
     for (std::uint64_t c = std::uint64_t(blockIdx.x) * warps + threadIdx.x / 32; c < k;
@@ -567,9 +578,13 @@ LabelNumbering number(const W* labels, bool on_device, Index n, W flip, bool val
     for_each(n, ctx, "indicator (rows)", [=] __device__(std::uint64_t v) {
         if (hd->k != 0 && !hd->too_long) s_cols[o[st_cols[v]] + ranks[v]] = ColIndex(v);
     });
-    // A warp a row, and enough blocks for the rows that blocks sort (at most n / 33 of them).
-    const std::uint64_t blocks = std::max<std::uint64_t>((n + 7) / 8, n / 33);
-    rows_kernel<<<unsigned(std::min<std::uint64_t>(blocks, 2048)), block_size, 0, stream_of(ctx)>>>(
+    // A warp a row, and enough blocks for the rows that blocks sort (at most n / 33 of them), but no more than
+    // run at once (blocks take rows from a counter, warps stride over the rows).
+    const std::uint64_t blocks = std::min<std::uint64_t>(
+        std::max<std::uint64_t>((n + 7) / 8, n / 33),
+        std::uint64_t(multiprocessor_count(ctx.device())) * (2048 / block_size));
+    const auto rows = n <= bitmap_cheap ? rows_kernel<false> : rows_kernel<true>;
+    rows<<<unsigned(std::max<std::uint64_t>(blocks, 1)), block_size, row_storage_bytes(n), stream_of(ctx)>>>(
         o, n, s_cols, block_rows, listed_most, header, bits_for(n));
     check_launch("indicator (row sorts)");
     if (stage) {
