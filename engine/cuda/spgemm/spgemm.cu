@@ -21,6 +21,7 @@
 
 #include "engine/cuda/backend.hpp"
 #include "engine/cuda/batching.hpp"
+#include "engine/cuda/host_mark.cuh"
 #include "engine/cuda/look_back.cuh"
 #include "engine/cuda/opcodes.hpp"
 #include "engine/cuda/runtime.hpp"
@@ -379,10 +380,7 @@ __global__ void __launch_bounds__(block_size) place_kernel(Index m, const std::u
         }
         __threadfence_system();
         __syncthreads();
-        if (threadIdx.x == 0) {
-            __threadfence_system();
-            *static_cast<volatile unsigned long long*>(&host->ready) = seq;
-        }
+        if (threadIdx.x == 0) publish_mark(&host->ready, seq);
     }
     if (threadIdx.x == 0) {
         unsigned long long at = 0;
@@ -779,20 +777,10 @@ void launch_grouping(const GroupArgs& proto, bool count_products, Grouping& out,
     place_rows(out, ctx);
 }
 
-// The counts of launch_grouping on the host, once place_kernel has copied them there: the host polls their
-// number, asking the stream every 2^14 polls whether it failed (or finished, the number then written).
+// The counts of launch_grouping on the host, once place_kernel has copied them there (engine/cuda/host_mark.cuh).
 void read_groups(Grouping& out, const Context& ctx) {
     const GroupStats& host = *host_stats(ctx.device());
-    const volatile unsigned long long* const ready = &host.ready;
-    const unsigned long long want = grouping_seq();
-    for (unsigned poll = 1; *ready != want; ++poll) {
-        if (poll % (1u << 14) != 0) continue;
-        const cudaError_t e = cudaStreamQuery(stream_of(ctx));
-        if (e == cudaErrorNotReady) continue;
-        check(e, "SpGEMM: waiting for the row counts");
-        break;
-    }
-    std::atomic_thread_fence(std::memory_order_acquire);
+    wait_for_mark(&host.ready, grouping_seq(), stream_of(ctx), "SpGEMM: waiting for the row counts");
     unsigned long long at = 0;
     for (unsigned g = 0; g < group_count; ++g) {
         out.counts[g] = host.counts[g];
