@@ -15,7 +15,7 @@
 // labels to the host, the kernels having done nothing) and the labels of the numbers together; a row too long
 // for a block (over 4096 vertices where n exceeds the bitmap's 327,680) sends all of them to a stable radix sort
 // of the vertices by number (CUB), queued after the wait. The
-// temporaries share one allocation. The copies go through page-locked memory kept per thread (up to 64 MiB):
+// temporaries share one allocation. The copies go through page-locked memory kept per thread (up to 96 MiB):
 // copies through pageable memory took 9-24 us each on an H100's host.
 #include <cub/block/block_radix_sort.cuh>
 #include <cub/block/block_reduce.cuh>
@@ -359,7 +359,7 @@ __global__ void __launch_bounds__(block_size)
 }
 
 // Page-locked host memory kept per thread for the labels' way up and the results' way back (nullptr beyond
-// 64 MiB: such calls copy through pageable memory).
+// 96 MiB: such calls copy through pageable memory).
 struct Staging {
     void* p = nullptr;
     std::size_t bytes = 0;
@@ -371,7 +371,7 @@ struct Staging {
     }
 };
 void* staging(std::size_t bytes) {
-    if (bytes > (std::size_t(64) << 20)) return nullptr;
+    if (bytes > (std::size_t(96) << 20)) return nullptr;
     thread_local Staging s;
     if (s.bytes < bytes) {
         if (s.p) cudaFreeHost(s.p);
@@ -468,7 +468,7 @@ LabelNumbering number(const W* labels, bool on_device, Index n, W flip, bool val
     std::uint8_t* scan_temp = nullptr;
     const std::size_t scan_bytes = value_order ? exclusive_flag_scan(nullptr, 0, Occupied{nullptr}, nullptr, slots, ctx) : 0;
     // The page-locked buffer takes the labels on their way up, then the header and the labels of the numbers on
-    // their way back; without it (beyond its 64 MiB) the labels of the numbers wait on the GPU in lw.
+    // their way back; without it (beyond its 96 MiB) the labels of the numbers wait on the GPU in lw.
     void* stage = staging(words_at + n * sizeof(W));
     Carve carve(ctx, "indicator: temporaries");
     carve.take(header, 1);
@@ -599,7 +599,7 @@ LabelNumbering number(const W* labels, bool on_device, Index n, W flip, bool val
     copy(r.s_offsets.data(), o, (k + 1) * sizeof(Offset), CopyKind::device_to_device, ctx.stream());
     if (got.too_long) sort_by_number(r, n, k, ctx);
 
-    // Without a staging buffer (labels beyond its 64 MiB) the labels of the numbers come back now; otherwise the
+    // Without a staging buffer (labels beyond its 96 MiB) the labels of the numbers come back now; otherwise the
     // rows are left queued: the temporaries go back to the stream's pool behind them.
     if (stage) {
         r.words = words;  // (written there before the wait)
@@ -626,8 +626,10 @@ LabelNumbering number_labels(const void* labels, bool on_device, std::size_t wor
         // Host labels of 8 bytes whose high halves are all equal (a range within 2^32 of small or of negative
         // labels) go up as their low halves, half the bytes, numbered as words of 4 bytes without a flip: with
         // the high halves equal, the low halves order and differ as the flipped labels do. The labels of the
-        // numbers come back as low halves and are widened where they lie in the staging buffer (last first).
-        if (void* stage = staging(words_at + n * sizeof(std::uint64_t))) {
+        // numbers come back as low halves and are widened into the staging buffer past them (one pass the compiler
+        // vectorizes; widened where they lay, last first, the pass ran a word at a time).
+        const std::size_t wide_at = words_at + 8 * ((std::size_t(n) + 1) / 2);  // (8-byte aligned, past n halves)
+        if (void* stage = staging(wide_at + n * sizeof(std::uint64_t))) {
             auto* low = static_cast<std::uint32_t*>(stage);
             std::uint64_t all = ~std::uint64_t(0), any = 0;
             for (Index v = 0; v < n; ++v) {
@@ -639,15 +641,11 @@ LabelNumbering number_labels(const void* labels, bool on_device, std::size_t wor
             if ((all >> 32) == (any >> 32)) {
                 LabelNumbering r = number(low, false, n, std::uint32_t(0), value_order, ones, ctx);
                 if (r.numbered) {
-                    // (Bytes copied, not words cast: the halves and the words share the buffer.)
                     const std::uint64_t high = all & ~std::uint64_t(0xffffffff);
-                    auto* b = static_cast<unsigned char*>(const_cast<void*>(r.words));
-                    for (Index c = r.k; c > 0; --c) {
-                        std::uint32_t half;
-                        std::memcpy(&half, b + 4 * (c - 1), 4);
-                        const std::uint64_t word = high | half;
-                        std::memcpy(b + 8 * (c - 1), &word, 8);
-                    }
+                    const auto* __restrict__ halves = static_cast<const std::uint32_t*>(r.words);
+                    auto* __restrict__ wide = reinterpret_cast<std::uint64_t*>(static_cast<char*>(stage) + wide_at);
+                    for (Index c = 0; c < r.k; ++c) wide[c] = high | halves[c];
+                    r.words = wide;
                 }
                 return r;
             }
