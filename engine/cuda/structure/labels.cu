@@ -14,9 +14,9 @@
 // bitmap of the vertices). Then the host waits once, for k, the range (a range too wide for the table sends the
 // labels to the host, the kernels having done nothing) and the labels of the numbers together; a row too long
 // for a block (over 4096 vertices where n exceeds the bitmap's 327,680) sends all of them to a stable radix sort
-// of the vertices by number (CUB), queued after the wait. The
-// temporaries share one allocation. The copies go through page-locked memory kept per thread (up to 96 MiB):
-// copies through pageable memory took 9-24 us each on an H100's host.
+// of the vertices by number (CUB), queued after the wait. The temporaries share one allocation. The copies go
+// through page-locked memory kept per thread (up to 96 MiB): copies through pageable memory took 9-24 us each
+// on an H100's host.
 #include <cub/block/block_radix_sort.cuh>
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
