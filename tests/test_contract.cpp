@@ -358,6 +358,16 @@ TEST_CASE("the label indicator over many tiles of vertices", "[contract]") {
         same_as_host(giant);
         std::vector<std::uint32_t> narrow(many.begin(), many.end());
         same_as_host(narrow);
+        // The last vertex's label alone makes a compact range cross zero (8-byte labels then go up whole, not as
+        // their low halves) or makes the range too wide for a table (numbered on the host).
+        std::vector<std::int64_t> crossing = many, wide = many;
+        crossing.back() = -1;
+        wide.back() = std::int64_t(1) << 31;
+        std::vector<std::uint32_t> wide32 = narrow;
+        wide32.back() = 4000000000u;
+        same_as_host(crossing);
+        same_as_host(wide);
+        same_as_host(wide32);
     }
 }
 
