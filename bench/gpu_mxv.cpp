@@ -689,8 +689,8 @@ private:
 // SDDMM under A's pattern, C<A> = X Xᵀ with a random n x k X (as T): hybla against cusparseSDDMM. Returns
 // cuSPARSE's call time and its sequence's time over hybla's time, or nothing when a check failed.
 template <class T>
-std::optional<std::pair<double, double>> run_sddmm(const std::string& name, const Matrix<float>& af, Index k, int runs, double bandwidth,
-                                cusparseHandle_t handle, std::mt19937_64& rng) {
+std::optional<std::pair<double, double>> run_sddmm(const std::string& name, const Matrix<float>& af, Index k, int runs,
+                                                   double bandwidth, cusparseHandle_t handle, std::mt19937_64& rng) {
     const Context gpu = Context::cuda();
     const char* type = std::is_same_v<T, float> ? "float" : "double";
     const Index n = af.nrows();
