@@ -586,6 +586,20 @@ private:
     std::vector<Key> keys_;
 };
 
+// The ratios of a table against cuSPARSE's call and against its whole sequence (a checked line's pair of them).
+struct CallAndSequence {
+    RatioSummary call, sequence;
+    void add(const std::string& key, const std::string& graph, const std::optional<std::pair<double, double>>& r) {
+        if (!r) return;  // (a failed check)
+        call.add(key, graph, r->first);
+        sequence.add(key, graph, r->second);
+    }
+    void print(const char* call_what, const char* sequence_what) const {
+        call.print(call_what);
+        sequence.print(sequence_what);
+    }
+};
+
 // One line of the SpMM table: A's pattern and values (as T) times a random ncols x w B. Returns the faster call's
 // and the faster sequence's time over hybla's, or nothing when a check failed.
 template <class T>
@@ -1005,21 +1019,16 @@ int main(int argc, char** argv) {
             std::printf("%-18s %6s %4s %9s %9s %9s %9s %9s %9s %7s %8s %9s %8s\n", "graph", "type", "w", "hybla ms",
                         "dflt call", "dflt seq", "alg2 call", "alg2 seq", "best call", "ratio", "GFLOP/s", "floor ms",
                         "h/floor");
-            RatioSummary ratios, sequence_ratios;
+            CallAndSequence ratios;
             for (const auto& [name, a] : loaded) {
                 for (Index w : args.spmm_widths) {
-                    if (auto r = run_spmm<float>(name, a, w, args.runs, bw, handle, rng)) {
-                        ratios.add("float w=" + std::to_string(w), name, r->first);
-                        sequence_ratios.add("float w=" + std::to_string(w), name, r->second);
-                    }
-                    if (auto r = run_spmm<double>(name, a, w, args.runs, bw, handle, rng)) {
-                        ratios.add("double w=" + std::to_string(w), name, r->first);
-                        sequence_ratios.add("double w=" + std::to_string(w), name, r->second);
-                    }
+                    ratios.add("float w=" + std::to_string(w), name,
+                               run_spmm<float>(name, a, w, args.runs, bw, handle, rng));
+                    ratios.add("double w=" + std::to_string(w), name,
+                               run_spmm<double>(name, a, w, args.runs, bw, handle, rng));
                 }
             }
-            ratios.print("best call/hybla");
-            sequence_ratios.print("best seq/hybla");
+            ratios.print("best call/hybla", "best seq/hybla");
         }
         if (!args.sddmm_ks.empty()) {
             std::printf("\nSDDMM plus_times, C<A> = X Xt with X dense n x K (row-major): hybla mxm (public API, A's\n"
@@ -1031,7 +1040,7 @@ int main(int argc, char** argv) {
                         "  bytes / copy bandwidth\n");
             std::printf("%-18s %6s %4s %10s %10s %10s %10s %10s %9s %9s\n", "graph", "type", "K", "hybla ms", "call ms",
                         "seq ms", "call/hybla", "seq/hybla", "GFLOP/s", "floor ms");
-            RatioSummary call_ratios, sequence_ratios;
+            CallAndSequence ratios;
             for (const auto& [name, a] : loaded) {
                 if (a.nrows() != a.ncols()) {
                     std::printf("%-18s skipped: X Xt needs a square A, got %zux%zu\n", name.c_str(), size_t(a.nrows()),
@@ -1039,18 +1048,13 @@ int main(int argc, char** argv) {
                     continue;
                 }
                 for (Index k : args.sddmm_ks) {
-                    if (auto r = run_sddmm<float>(name, a, k, args.runs, bw, handle, rng)) {
-                        call_ratios.add("float K=" + std::to_string(k), name, r->first);
-                        sequence_ratios.add("float K=" + std::to_string(k), name, r->second);
-                    }
-                    if (auto r = run_sddmm<double>(name, a, k, args.runs, bw, handle, rng)) {
-                        call_ratios.add("double K=" + std::to_string(k), name, r->first);
-                        sequence_ratios.add("double K=" + std::to_string(k), name, r->second);
-                    }
+                    ratios.add("float K=" + std::to_string(k), name,
+                               run_sddmm<float>(name, a, k, args.runs, bw, handle, rng));
+                    ratios.add("double K=" + std::to_string(k), name,
+                               run_sddmm<double>(name, a, k, args.runs, bw, handle, rng));
                 }
             }
-            call_ratios.print("call/hybla");
-            sequence_ratios.print("seq/hybla");
+            ratios.print("call/hybla", "seq/hybla");
         }
         if (!args.gnn_ks.empty()) {
             std::printf("\nGNN steps, float, end to end; every result checked against the same steps in double on the CPU:\n"
