@@ -123,13 +123,13 @@ std::shared_ptr<const Plan> plan_of(const Matrix<T>& a, std::uint64_t share) {
     return plan;
 }
 
-template <class T, class Sr, unsigned L, unsigned V, unsigned NV, unsigned U, unsigned MB>
+template <class T, class Sr, unsigned L, unsigned V, unsigned NV, unsigned U, unsigned MB, bool LateA>
 void launch_shape(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, const Sr& sr, const Context& ctx) {
     Args<T> x;
     x.nrows = a.nrows();
     x.nnz = a.nvals();
     x.w = b.ncols();
-    constexpr auto kernel = spmm_kernel<T, Sr, L, V, NV, U, MB>;
+    constexpr auto kernel = spmm_kernel<T, Sr, L, V, NV, U, MB, LateA>;
     const unsigned resident = resident_blocks<kernel>(ctx.device());
     const auto plan = plan_of(a, share_of(x.nnz, x.nrows, x.w, sizeof(T), L, resident, ctx.device()));
     x.share = plan->share;
@@ -160,12 +160,18 @@ void launch_shape(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, const
 
 // Entries a batch: 8, or 4 with 4 vectors a lane (16 loads in flight; 2 for double, whose wider registers
 // would spill), within 128 registers a thread; wide workers (several lanes of 1 or 2 vectors) 4 within 64
-// registers (85 for double or 2 vectors a lane), so that more blocks are resident.
+// registers (85 for double or 2 vectors a lane), so that more blocks are resident. Double on a warp of one
+// vector a lane (w = 64) takes 64 registers and 4 blocks too, its batch's values passed round at their folds
+// (late_a; 4 bytes spilled). H200, against 73 registers and 3 blocks: 2-8% faster on eight of ten graphs,
+// R-MAT 18 equal, bcsstk16 1-2% slower; 4 blocks without late_a (24 bytes spilled) 0-14% slower. On 8 or 16
+// lanes (w = 32) late_a with 4 blocks made bcsstk16 and ca-CondMat 4-8% slower: they keep 3.
 template <class T, class Sr, unsigned L, unsigned V, unsigned NV>
 void launch(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, const Sr& sr, const Context& ctx) {
     constexpr bool wide = L > 1 && NV < 4;
     constexpr unsigned U = wide ? 4 : NV < 4 ? 8 : sizeof(T) > 4 ? 2 : 4;
-    launch_shape<T, Sr, L, V, NV, U, !wide ? 2 : NV == 1 && sizeof(T) == 4 ? 4 : 3>(a, b, out, sr, ctx);
+    constexpr bool late_a = wide && NV == 1 && L == warp_size && sizeof(T) == 8;
+    constexpr unsigned blocks = !wide ? 2 : NV == 1 && (sizeof(T) == 4 || late_a) ? 4 : 3;
+    launch_shape<T, Sr, L, V, NV, U, blocks, late_a>(a, b, out, sr, ctx);
 }
 
 // The shape for a width of wv vectors of V values: up to 4 vectors, one lane with 1, 2 or 4 of them. Up to 32,

@@ -91,8 +91,9 @@ __device__ __forceinline__ void empty_rows(const Args<T>& x, const Sr& sr) {
 // round by shuffle, the B loads of all U issued before the first fold. When the row changes (the paper's
 // RowSwitchFlag) the finished row goes to C; a row that began in an earlier share, or goes on into the next, goes
 // to the worker's partial rows instead, and combine_kernel folds those in order. Panels past L x NV x V columns
-// walk the share again.
-template <class T, class Sr, unsigned L, unsigned V, unsigned NV, unsigned U, unsigned MB>
+// walk the share again. LateA: each entry's value is passed round at its fold rather than with the batch's loads
+// (fewer registers live across the loads).
+template <class T, class Sr, unsigned L, unsigned V, unsigned NV, unsigned U, unsigned MB, bool LateA = false>
 __global__ void __launch_bounds__(block_size, MB) spmm_kernel(Args<T> x, Sr sr) {
     constexpr unsigned E = (U + L - 1) / L;  // entries a lane reads a batch
     constexpr unsigned panel = L * NV * V;
@@ -168,7 +169,7 @@ __global__ void __launch_bounds__(block_size, MB) spmm_kernel(Args<T> x, Sr sr) 
 #pragma unroll
             for (unsigned u = 0; u < U; ++u) {
                 const ColIndex k = warp_ops::shfl_idx(kq[u / L], int(u % L), mask, int(L));
-                av[u] = warp_ops::shfl_idx(aq[u / L], int(u % L), mask, int(L));
+                if constexpr (!LateA) av[u] = warp_ops::shfl_idx(aq[u / L], int(u % L), mask, int(L));
                 if (i + u < n) {
                     const auto* br = reinterpret_cast<const Vec<T, V>*>(b_lane + warp_ops::mul_wide(k, row_bytes));
 #pragma unroll
@@ -196,6 +197,7 @@ __global__ void __launch_bounds__(block_size, MB) spmm_kernel(Args<T> x, Sr sr) 
 #pragma unroll
                 for (unsigned e = 0; e < U; ++e) {
                     if (e < u || e >= stop) continue;
+                    if constexpr (LateA) av[e] = warp_ops::shfl_idx(aq[e / L], int(e % L), mask, int(L));
 #pragma unroll
                     for (unsigned t = 0; t < NV; ++t)
 #pragma unroll
