@@ -41,8 +41,9 @@ struct Args {
 // and beyond it (a step reaching past the window's 32 rows: empty rows, or small K on rows of a few entries) by a
 // search of the offsets. Each group walking its own rows instead, a walk of more than four rows fell back to a
 // search over all the rows after it, 15 dependent reads on musae_facebook; the warps that met such runs took
-// twice the kernel's mean (K = 32: 42,000 cycles elapsed against 21,000 a multiprocessor busy, ncu). With one or
-// two groups a warp the walk is cheaper than the shuffles (measured: R-MAT 16-18 up to 23% slower windowed).
+// twice the kernel's mean (K = 32: 42,000 cycles elapsed against 21,000 a multiprocessor busy, ncu). With one
+// group a warp the walk is cheaper than the shuffles (measured: R-MAT 16-18 up to 23% slower windowed); with two,
+// it is where the rows are long enough (dense_rows).
 struct RowWindow {
     unsigned wrow = 0;  // (rows are under 2^32)
     unsigned d = 0, d_last = 0;
@@ -86,6 +87,13 @@ struct RowWindow {
         return r;
     }
 };
+
+// Two groups a warp (float K = 64, double K = 32): a warp whose first 32 rows end within this many of its entries
+// takes the window, the others walk. H200, ten graphs, every warp windowed against every warp walking:
+// musae_facebook, deezer_HU and git_web_ml 1.2-1.45x faster (18% of their rows empty, their densest shares 1-2
+// rows an entry), delaunay_n16, ca-CondMat, luxembourg_osm and soc-Slashdot0902 8-22% slower (no share over 0.65
+// rows an entry). This rule against every warp walking: those three 1.09-1.39x faster, the others within 3%.
+inline constexpr unsigned dense_rows = 48;
 
 // A kernel's start: the pattern's offsets copied into C's by every thread of the grid (not a copy of their own:
 // one call less to queue), then the calling warp's share of the entries, [begin, end); false if it has none.
@@ -185,7 +193,10 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
     }
     // The warp finds the row of its first entry; each group walks on from there, or with four groups or more the
     // warp follows the rows of each step through a RowWindow (`row`, next_row_start: of the step's last entry).
-    constexpr bool windowed = E >= 4;
+    // With two groups, the warp whose first 32 rows end within its first 48 entries (rows of one or two entries
+    // on average, or empty ones: where a group's walk between its entries crosses several rows and falls back to
+    // a search of all the rows after it) takes the window too, the others walk (see `dense_rows`); the steps'
+    // loop is compiled for each.
     // Without the column window, plus_times on groups of several lanes writes the step's columns after the
     // fold, its lanes sharing the stores (one instruction a warp for K = 32 floats, not four); others as each
     // entry is read (j[] would live through their longer fold and spill).
@@ -199,147 +210,158 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
     // Every lane of the warp runs the same number of steps (the groups' entries differ only by `group`).
     const unsigned steps = (count + E * U - 1) / (E * U);
     unsigned p = group;
-    for (unsigned step = 0; step < steps; ++step, p += E * U) {
-        ColIndex j[U];
-        if constexpr (col_window) {
-            const unsigned in_window = unsigned(step % window_steps) * E * U;
-            if (step > 0 && in_window == 0) {
-                const unsigned first = (step / window_steps) * warp_size;
-                cw = cw_next;
-                if (first + lane < count) out_cols[first + lane] = cw;
-                cw_next = read_window(first + warp_size);
-            }
-#pragma unroll
-            for (unsigned u = 0; u < U; ++u) j[u] = __shfl_sync(0xffffffffu, cw, in_window + group + u * E);
-        } else {
-#pragma unroll
-            for (unsigned u = 0; u < U; ++u) j[u] = p + u * E < count ? cols[p + u * E] : 0;
-        }
-        Vec<T, V> b[U][NB];
-        if constexpr (NV > 0) {
-#pragma unroll
-            for (unsigned u = 0; u < U; ++u) {
-                const Vec<T, V>* br = reinterpret_cast<const Vec<T, V>*>(x.bt + std::uint64_t(j[u]) * k);
-#pragma unroll
-                for (unsigned t = 0; t < NV; ++t)
-                    if (p + u * E < count && s + t * L < kv) b[u][t] = br[s + t * L];
-            }
-        }
-        // windowed: the step's entries in one row (`row`, the same in every lane), or found in the window.
-        const unsigned last = (p - group + E * U < count ? p - group + E * U : count) - 1;
-        const bool within = !windowed || last < next_row_start;
-        if (windowed && !within && (!window.loaded || last >= window.d_last))
-            window.load(x.off, x.nrows, row, begin, lane);
-        T acc[U];
-        bool has[U];
-#pragma unroll
-        for (unsigned u = 0; u < U; ++u) {
-            const unsigned q = p + u * E;
-            acc[u] = T{};
-            has[u] = false;
-            std::uint64_t r = row;
-            if constexpr (windowed) {
-                if (!within) r = window.row_of(x.off, x.nrows, begin, q < count ? q : last);
-                if (q >= count) continue;
-                if (unsigned(r) != held_row) loaded = false;
-                held_row = unsigned(r);
-            } else if (q >= count) {
-                continue;
-            } else if (q >= next_row_start) {  // row switch
-                row = r = warp_ops::next_row_of<1>(x.off, x.nrows, row, begin + q, 0, 0);
-                next_row_start = rel_of(x.off[row + 1]);
-                loaded = false;
-            }
-            if constexpr (!late_cols && !col_window)
-                if (s == 0) out_cols[q] = j[u];
-            if constexpr (NV > 0) {
-                if (!loaded) {
-                    const Vec<T, V>* ar = reinterpret_cast<const Vec<T, V>*>(x.a + r * k);
-#pragma unroll
-                    for (unsigned t = 0; t < NV; ++t)
-                        if (s + t * L < kv) a_reg[t] = ar[s + t * L];
-                    loaded = true;
+    auto run_steps = [&](auto windowed_type) {
+        constexpr bool windowed = decltype(windowed_type)::value;
+        for (unsigned step = 0; step < steps; ++step, p += E * U) {
+            ColIndex j[U];
+            if constexpr (col_window) {
+                const unsigned in_window = unsigned(step % window_steps) * E * U;
+                if (step > 0 && in_window == 0) {
+                    const unsigned first = (step / window_steps) * warp_size;
+                    cw = cw_next;
+                    if (first + lane < count) out_cols[first + lane] = cw;
+                    cw_next = read_window(first + warp_size);
                 }
-#pragma unroll
-                for (unsigned t = 0; t < NV; ++t) {
-                    if (s + t * L < kv) {
-#pragma unroll
-                        for (unsigned v = 0; v < V; ++v) {
-                            const T term = sr.template multiply<T>(a_reg[t].v[v], b[u][t].v[v]);
-                            if constexpr (std::is_same_v<Sr, PlusTimes>) {
-                                acc[u] += term;  // from +0 (the fold below assumes it too)
-                            } else {
-                                acc[u] = has[u] ? sr.template add<T>(acc[u], term) : term;
-                                has[u] = true;
+    #pragma unroll
+                for (unsigned u = 0; u < U; ++u) j[u] = __shfl_sync(0xffffffffu, cw, in_window + group + u * E);
+            } else {
+    #pragma unroll
+                for (unsigned u = 0; u < U; ++u) j[u] = p + u * E < count ? cols[p + u * E] : 0;
+            }
+            Vec<T, V> b[U][NB];
+            if constexpr (NV > 0) {
+    #pragma unroll
+                for (unsigned u = 0; u < U; ++u) {
+                    const Vec<T, V>* br = reinterpret_cast<const Vec<T, V>*>(x.bt + std::uint64_t(j[u]) * k);
+    #pragma unroll
+                    for (unsigned t = 0; t < NV; ++t)
+                        if (p + u * E < count && s + t * L < kv) b[u][t] = br[s + t * L];
+                }
+            }
+            // windowed: the step's entries in one row (`row`, the same in every lane), or found in the window.
+            const unsigned last = (p - group + E * U < count ? p - group + E * U : count) - 1;
+            const bool within = !windowed || last < next_row_start;
+            if (windowed && !within && (!window.loaded || last >= window.d_last))
+                window.load(x.off, x.nrows, row, begin, lane);
+            T acc[U];
+            bool has[U];
+    #pragma unroll
+            for (unsigned u = 0; u < U; ++u) {
+                const unsigned q = p + u * E;
+                acc[u] = T{};
+                has[u] = false;
+                std::uint64_t r = row;
+                if constexpr (windowed) {
+                    if (!within) r = window.row_of(x.off, x.nrows, begin, q < count ? q : last);
+                    if (q >= count) continue;
+                    if (unsigned(r) != held_row) loaded = false;
+                    held_row = unsigned(r);
+                } else if (q >= count) {
+                    continue;
+                } else if (q >= next_row_start) {  // row switch
+                    row = r = warp_ops::next_row_of<1>(x.off, x.nrows, row, begin + q, 0, 0);
+                    next_row_start = rel_of(x.off[row + 1]);
+                    loaded = false;
+                }
+                if constexpr (!late_cols && !col_window)
+                    if (s == 0) out_cols[q] = j[u];
+                if constexpr (NV > 0) {
+                    if (!loaded) {
+                        const Vec<T, V>* ar = reinterpret_cast<const Vec<T, V>*>(x.a + r * k);
+    #pragma unroll
+                        for (unsigned t = 0; t < NV; ++t)
+                            if (s + t * L < kv) a_reg[t] = ar[s + t * L];
+                        loaded = true;
+                    }
+    #pragma unroll
+                    for (unsigned t = 0; t < NV; ++t) {
+                        if (s + t * L < kv) {
+    #pragma unroll
+                            for (unsigned v = 0; v < V; ++v) {
+                                const T term = sr.template multiply<T>(a_reg[t].v[v], b[u][t].v[v]);
+                                if constexpr (std::is_same_v<Sr, PlusTimes>) {
+                                    acc[u] += term;  // from +0 (the fold below assumes it too)
+                                } else {
+                                    acc[u] = has[u] ? sr.template add<T>(acc[u], term) : term;
+                                    has[u] = true;
+                                }
                             }
                         }
                     }
-                }
-            } else {
-                const Vec<T, V>* ar = reinterpret_cast<const Vec<T, V>*>(x.a + r * k);
-                const Vec<T, V>* br = reinterpret_cast<const Vec<T, V>*>(x.bt + std::uint64_t(j[u]) * k);
-                for (std::uint64_t c = s; c < kv; c += L) {
-                    const Vec<T, V> av = ar[c], bv = br[c];
-#pragma unroll
-                    for (unsigned v = 0; v < V; ++v) {
-                        const T term = sr.template multiply<T>(av.v[v], bv.v[v]);
-                        acc[u] = has[u] ? sr.template add<T>(acc[u], term) : term;
-                        has[u] = true;
+                } else {
+                    const Vec<T, V>* ar = reinterpret_cast<const Vec<T, V>*>(x.a + r * k);
+                    const Vec<T, V>* br = reinterpret_cast<const Vec<T, V>*>(x.bt + std::uint64_t(j[u]) * k);
+                    for (std::uint64_t c = s; c < kv; c += L) {
+                        const Vec<T, V> av = ar[c], bv = br[c];
+    #pragma unroll
+                        for (unsigned v = 0; v < V; ++v) {
+                            const T term = sr.template multiply<T>(av.v[v], bv.v[v]);
+                            acc[u] = has[u] ? sr.template add<T>(acc[u], term) : term;
+                            has[u] = true;
+                        }
                     }
                 }
             }
-        }
-        if (windowed && !within) {
-            std::uint64_t row_end = 0;
-            row = window.warp_row_of(x.off, x.nrows, begin, last, lane, row_end);
-            next_row_start = rel_of(row_end);
-        }
-        // The group's lanes. plus_times: a butterfly of one shuffle and one add a step (a lane without terms
-        // holds +0, so a sum of -0 terms comes out +0; + is commutative, so the same bits run after run), for double first halving the values a
-        // lane holds while there are several (lane s keeps the half its bit d selects and adds its partner's copy
-        // of that half: one shuffle a value kept, not one a value; a double's shuffle is two). Measured: double
-        // K = 64 8-15% faster, float within 4% either way, so float keeps the plain butterfly. Other semirings:
-        // lower lane first with a "has a term" flag (no identity assumed).
-        if constexpr (std::is_same_v<Sr, PlusTimes>) {
-            constexpr unsigned both = U < L ? U : L;
-            constexpr unsigned halvings = sizeof(T) < 8 ? 0 : both == 4 ? 2 : both == 2 ? 1 : 0;
-            const unsigned first = halve<L, U, halvings>(acc, s);  // the entry of acc[0] in this lane
-            constexpr unsigned held = U >> halvings, spread = L >> halvings;  // values a lane, lanes a value
-#pragma unroll
-            for (unsigned d = 1; d < spread; d *= 2)
-#pragma unroll
-                for (unsigned i = 0; i < held; ++i) acc[i] += __shfl_xor_sync(0xffffffffu, acc[i], d, L);
-            // The spread lanes that hold the same values write them, lane c of them values c, c + spread, ...:
-            // one store instruction for a warp's entries where a lane held them all (K = 32 floats: 16 values).
-            const unsigned c = s % spread;
-#pragma unroll
-            for (unsigned r = 0; r < held; r += spread) {
-                T v = acc[r];
-#pragma unroll
-                for (unsigned i = r + 1; i < held && i < r + spread; ++i)
-                    if (c == i - r) v = acc[i];
-                const unsigned q = p + (first + r + c) * E;
-                if (r + c < held && q < count) out[q] = v;
+            if (windowed && !within) {
+                std::uint64_t row_end = 0;
+                row = window.warp_row_of(x.off, x.nrows, begin, last, lane, row_end);
+                next_row_start = rel_of(row_end);
             }
-        } else {
-            fold_flagged<L, U>(acc, has, s, sr);
-#pragma unroll
-            for (unsigned u = 0; u < U; ++u)
-                if (p + u * E < count && s == 0) out[p + u * E] = acc[u];
-        }
-        // The step's columns into C, lane s of each group those of entries s, s + L, ... (as the values). (One
-        // helper for this selection and the values' compiled to other selects: 1% slower at K = 64-128, H100.)
-        if constexpr (late_cols && !col_window) {
-#pragma unroll
-            for (unsigned r = 0; r < U; r += L) {
-                ColIndex v = j[r];
-#pragma unroll
-                for (unsigned u = r + 1; u < U && u < r + L; ++u)
-                    if (s == u - r) v = j[u];
-                const unsigned q = p + (r + s) * E;
-                if (r + s < U && q < count) out_cols[q] = v;
+            // The group's lanes. plus_times: a butterfly of one shuffle and one add a step (a lane without terms
+            // holds +0, so a sum of -0 terms comes out +0; + is commutative, so the same bits run after run), for
+            // double first halving the values a lane holds while there are several (lane s keeps the half its bit d
+            // selects and adds its partner's copy of that half: one shuffle a value kept, not one a value; a
+            // double's shuffle is two). Measured: double K = 64 8-15% faster, float within 4% either way, so float
+            // keeps the plain butterfly. Other semirings: lower lane first with a "has a term" flag (no identity
+            // assumed).
+            if constexpr (std::is_same_v<Sr, PlusTimes>) {
+                constexpr unsigned both = U < L ? U : L;
+                constexpr unsigned halvings = sizeof(T) < 8 ? 0 : both == 4 ? 2 : both == 2 ? 1 : 0;
+                const unsigned first = halve<L, U, halvings>(acc, s);  // the entry of acc[0] in this lane
+                constexpr unsigned held = U >> halvings, spread = L >> halvings;  // values a lane, lanes a value
+    #pragma unroll
+                for (unsigned d = 1; d < spread; d *= 2)
+    #pragma unroll
+                    for (unsigned i = 0; i < held; ++i) acc[i] += __shfl_xor_sync(0xffffffffu, acc[i], d, L);
+                // The spread lanes that hold the same values write them, lane c of them values c, c + spread, ...:
+                // one store instruction for a warp's entries where a lane held them all (K = 32 floats: 16 values).
+                const unsigned c = s % spread;
+    #pragma unroll
+                for (unsigned r = 0; r < held; r += spread) {
+                    T v = acc[r];
+    #pragma unroll
+                    for (unsigned i = r + 1; i < held && i < r + spread; ++i)
+                        if (c == i - r) v = acc[i];
+                    const unsigned q = p + (first + r + c) * E;
+                    if (r + c < held && q < count) out[q] = v;
+                }
+            } else {
+                fold_flagged<L, U>(acc, has, s, sr);
+    #pragma unroll
+                for (unsigned u = 0; u < U; ++u)
+                    if (p + u * E < count && s == 0) out[p + u * E] = acc[u];
+            }
+            // The step's columns into C, lane s of each group those of entries s, s + L, ... (as the values). (One
+            // helper for this selection and the values' compiled to other selects: 1% slower at K = 64-128, H100.)
+            if constexpr (late_cols && !col_window) {
+    #pragma unroll
+                for (unsigned r = 0; r < U; r += L) {
+                    ColIndex v = j[r];
+    #pragma unroll
+                    for (unsigned u = r + 1; u < U && u < r + L; ++u)
+                        if (s == u - r) v = j[u];
+                    const unsigned q = p + (r + s) * E;
+                    if (r + s < U && q < count) out_cols[q] = v;
+                }
             }
         }
+    };
+    if constexpr (E == 2) {
+        window.load(x.off, x.nrows, row, begin, lane);
+        if (window.d_last <= dense_rows) run_steps(std::true_type{});
+        else run_steps(std::false_type{});
+    } else {
+        run_steps(std::bool_constant<(E >= 4)>{});
     }
 }
 
