@@ -649,6 +649,37 @@ TEST_CASE("SDDMM: rows of one entry, runs of empty rows longer than a warp, and 
     }
 }
 
+TEST_CASE("SDDMM: bands of rows of one, two and three entries and of empty rows, around the two-group window rule",
+          "[mxm][sddmm]") {
+    // With two groups a warp (float K = 64, double K = 32) the GPU kernel takes the row window in a warp whose
+    // first 32 rows end within 48 of its entries and walks otherwise: bands of rows of one entry (window), two
+    // and three (walk), one or two at random (either), and runs of empty rows, so that warps of both kinds meet
+    // every kind of band, at shares of 16, 64 and 200 entries and the device's own.
+    const Index m = 6007, n = 263;
+    ref::Gen g(979);
+    Dense<bool> m0(m, n);
+    for (Index i = 0; i < m;) {
+        const Index kind = g.uniform(0, 4), rows = g.uniform(20, 120);
+        for (Index r = 0; r < rows && i < m; ++r, ++i) {
+            const Index len = kind == 0 ? 1 : kind == 1 ? 2 : kind == 2 ? 3 : kind == 3 ? g.uniform(1, 2) : 0;
+            for (Index j = 0; j < len; ++j) m0(i, g.uniform(0, n - 1)) = true;
+        }
+    }
+    const Descriptor d{.transpose_b = true, .mask_structure = true};
+    for (const Index k : {32, 64}) {
+        INFO("K = " << k);
+        const DenseMatrix<float> af = operand<float>(g, m, k), bf = operand<float>(g, k, n);
+        const DenseMatrix<double> ad = operand<double>(g, m, k), bd = operand<double>(g, k, n);
+        for (const char* share : {static_cast<const char*>(nullptr), "16", "64", "200"}) {
+            const hybla_test::EnvGuard env("HYBLA_SDDMM_SHARE", share);
+            INFO("HYBLA_SDDMM_SHARE=" << (share ? share : "unset"));
+            check<plus_times>(m0, af, bf, Dense<float>(m, n), d);
+            check<plus_times>(m0, ad, bd, Dense<double>(m, n), d);
+            check<min_plus>(m0, ad, bd, start<double>(g, m, n, 0.01), Descriptor{.transpose_b = true}, min_op{});
+        }
+    }
+}
+
 TEST_CASE("SDDMM: long rows (the GPU's rows kernel by its rule, and the other by HYBLA_SDDMM_ROWS=0)", "[mxm][sddmm]") {
     // Rows of 60 to 160 entries, every seventh empty, one of 1500: over 90 entries a row on average, so the GPU
     // takes the kernel that walks row segments at every K and semiring (its rule asks for up to 64); shares of 32
