@@ -591,16 +591,20 @@ Matrix<T> mxm_pruned(const Matrix<T>& a, const Matrix<T>& b, const PruneRule& ru
     return stack_rows(parts, n, ctx);
 }
 
+// In place: the pattern and so the entry count stay, and the matrix is remade without reading its last offset
+// back (import_csr would, waiting for the kernel and all the work queued before it).
 template <class T>
 void inflate_rows(Matrix<T>& a, double power) {
     const Context ctx = a.context();
+    const Offset nvals = a.nvals();
     CsrArrays<T> csr = std::move(a).export_csr();
     if (csr.nrows > 0) {
         inflate_kernel<T><<<warp_blocks(csr.nrows), warps_per_block * warp, 0, stream_of(ctx)>>>(
             csr.nrows, csr.offsets.data(), csr.values.data(), power);
         check_launch("inflate_rows");
     }
-    a = Matrix<T>::import_csr(std::move(csr), false);
+    a = Matrix<T>::adopt_csr(csr.nrows, csr.ncols, nvals, std::move(csr.offsets), std::move(csr.indices),
+                             std::move(csr.values));
 }
 
 #define HYBLA_INSTANTIATE(T)                                                                                \
