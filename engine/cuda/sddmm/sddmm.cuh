@@ -222,18 +222,18 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
                     if (first + lane < count) out_cols[first + lane] = cw;
                     cw_next = read_window(first + warp_size);
                 }
-    #pragma unroll
+#pragma unroll
                 for (unsigned u = 0; u < U; ++u) j[u] = __shfl_sync(0xffffffffu, cw, in_window + group + u * E);
             } else {
-    #pragma unroll
+#pragma unroll
                 for (unsigned u = 0; u < U; ++u) j[u] = p + u * E < count ? cols[p + u * E] : 0;
             }
             Vec<T, V> b[U][NB];
             if constexpr (NV > 0) {
-    #pragma unroll
+#pragma unroll
                 for (unsigned u = 0; u < U; ++u) {
                     const Vec<T, V>* br = reinterpret_cast<const Vec<T, V>*>(x.bt + std::uint64_t(j[u]) * k);
-    #pragma unroll
+#pragma unroll
                     for (unsigned t = 0; t < NV; ++t)
                         if (p + u * E < count && s + t * L < kv) b[u][t] = br[s + t * L];
                 }
@@ -245,7 +245,7 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
                 window.load(x.off, x.nrows, row, begin, lane);
             T acc[U];
             bool has[U];
-    #pragma unroll
+#pragma unroll
             for (unsigned u = 0; u < U; ++u) {
                 const unsigned q = p + u * E;
                 acc[u] = T{};
@@ -268,15 +268,15 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
                 if constexpr (NV > 0) {
                     if (!loaded) {
                         const Vec<T, V>* ar = reinterpret_cast<const Vec<T, V>*>(x.a + r * k);
-    #pragma unroll
+#pragma unroll
                         for (unsigned t = 0; t < NV; ++t)
                             if (s + t * L < kv) a_reg[t] = ar[s + t * L];
                         loaded = true;
                     }
-    #pragma unroll
+#pragma unroll
                     for (unsigned t = 0; t < NV; ++t) {
                         if (s + t * L < kv) {
-    #pragma unroll
+#pragma unroll
                             for (unsigned v = 0; v < V; ++v) {
                                 const T term = sr.template multiply<T>(a_reg[t].v[v], b[u][t].v[v]);
                                 if constexpr (std::is_same_v<Sr, PlusTimes>) {
@@ -293,7 +293,7 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
                     const Vec<T, V>* br = reinterpret_cast<const Vec<T, V>*>(x.bt + std::uint64_t(j[u]) * k);
                     for (std::uint64_t c = s; c < kv; c += L) {
                         const Vec<T, V> av = ar[c], bv = br[c];
-    #pragma unroll
+#pragma unroll
                         for (unsigned v = 0; v < V; ++v) {
                             const T term = sr.template multiply<T>(av.v[v], bv.v[v]);
                             acc[u] = has[u] ? sr.template add<T>(acc[u], term) : term;
@@ -319,17 +319,17 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
                 constexpr unsigned halvings = sizeof(T) < 8 ? 0 : both == 4 ? 2 : both == 2 ? 1 : 0;
                 const unsigned first = halve<L, U, halvings>(acc, s);  // the entry of acc[0] in this lane
                 constexpr unsigned held = U >> halvings, spread = L >> halvings;  // values a lane, lanes a value
-    #pragma unroll
+#pragma unroll
                 for (unsigned d = 1; d < spread; d *= 2)
-    #pragma unroll
+#pragma unroll
                     for (unsigned i = 0; i < held; ++i) acc[i] += __shfl_xor_sync(0xffffffffu, acc[i], d, L);
                 // The spread lanes that hold the same values write them, lane c of them values c, c + spread, ...:
                 // one store instruction for a warp's entries where a lane held them all (K = 32 floats: 16 values).
                 const unsigned c = s % spread;
-    #pragma unroll
+#pragma unroll
                 for (unsigned r = 0; r < held; r += spread) {
                     T v = acc[r];
-    #pragma unroll
+#pragma unroll
                     for (unsigned i = r + 1; i < held && i < r + spread; ++i)
                         if (c == i - r) v = acc[i];
                     const unsigned q = p + (first + r + c) * E;
@@ -337,17 +337,17 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
                 }
             } else {
                 fold_flagged<L, U>(acc, has, s, sr);
-    #pragma unroll
+#pragma unroll
                 for (unsigned u = 0; u < U; ++u)
                     if (p + u * E < count && s == 0) out[p + u * E] = acc[u];
             }
             // The step's columns into C, lane s of each group those of entries s, s + L, ... (as the values). (One
             // helper for this selection and the values' compiled to other selects: 1% slower at K = 64-128, H100.)
             if constexpr (late_cols && !col_window) {
-    #pragma unroll
+#pragma unroll
                 for (unsigned r = 0; r < U; r += L) {
                     ColIndex v = j[r];
-    #pragma unroll
+#pragma unroll
                     for (unsigned u = r + 1; u < U && u < r + L; ++u)
                         if (s == u - r) v = j[u];
                     const unsigned q = p + (r + s) * E;
