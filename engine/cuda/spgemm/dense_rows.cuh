@@ -333,7 +333,7 @@ Matrix<TC> multiply(const Matrix<TA>& a, Index r0, Index r1, const Matrix<TB>& b
         keys::for_each(std::uint64_t(rows) + 1, ctx, "mxm_pruned (dense rows: offsets)",
                        [=] __device__(std::uint64_t r) { o[r] = cs[r * tiles]; });
     }
-    return Matrix<TC>::import_csr(rows, n, std::move(off), std::move(cols), std::move(vals), false);
+    return Matrix<TC>::adopt_csr(rows, n, nnz, std::move(off), std::move(cols), std::move(vals));
 }
 
 }  // namespace hybla::cuda::dense_rows

@@ -415,7 +415,7 @@ Matrix<T> row_slice(const Matrix<T>& a, Index r0, Index r1, Offset b, Offset e) 
     cols.copy_from(a.storage_indices().data() + b, ctx, e - b);
     Array<T> vals(e - b, ctx);
     vals.copy_from(a.storage_values().data() + b, ctx, e - b);
-    return Matrix<T>::import_csr(r1 - r0, a.ncols(), std::move(off), std::move(cols), std::move(vals), false);
+    return Matrix<T>::adopt_csr(r1 - r0, a.ncols(), e - b, std::move(off), std::move(cols), std::move(vals));
 }
 
 // With HYBLA_TRACE=1 each phase of mxm_pruned is timed (the stream is synchronised between phases, for the
@@ -503,7 +503,7 @@ Matrix<T> prune_rows(const Matrix<V>& e, Index row0, const RowRule& rr, bool lev
         out_cols.data(), out_vals.data());
     check_launch("mxm_pruned (compact)");
     times.lap(times.compact);
-    return Matrix<T>::import_csr(rows, n, std::move(out_off), std::move(out_cols), std::move(out_vals), false);
+    return Matrix<T>::adopt_csr(rows, n, total, std::move(out_off), std::move(out_cols), std::move(out_vals));
 }
 
 }  // namespace

@@ -165,7 +165,7 @@ Matrix<T> select(const Matrix<T>& a, const SelectCode& sel) {
         for_each(n, ctx, "select (values)", [=] __device__(std::uint64_t p) {
             if (f[p + 1] != f[p]) o[f[p]] = av[p];
         });
-    return Matrix<T>::import_csr(nrows, a.ncols(), std::move(offsets), std::move(cols), std::move(vals), false);
+    return Matrix<T>::adopt_csr(nrows, a.ncols(), kept, std::move(offsets), std::move(cols), std::move(vals));
 }
 
 #define HYBLA_X(T)                                                                 \

@@ -143,7 +143,7 @@ Matrix<T> build_coded(Index nrows, Index ncols, std::span<const Index> rows, std
     Array<Offset> offsets = keys_to_offsets(ukeys.data(), u, nrows, ctx);
     Array<ColIndex> ci(u, ctx);
     keys_to_cols(ukeys.data(), u, ci.data(), ctx);
-    return Matrix<T>::import_csr(nrows, ncols, std::move(offsets), std::move(ci), std::move(uv), false);
+    return Matrix<T>::adopt_csr(nrows, ncols, u, std::move(offsets), std::move(ci), std::move(uv));
 }
 
 // Aᵀ: keys (col, row) sorted by col alone; A's row-major order already orders each new row by its column.

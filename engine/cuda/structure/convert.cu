@@ -76,8 +76,7 @@ Matrix<T> as_column(const Vector<T>& v) {
                  [=] __device__(std::uint64_t i) { off[i] = lower_bound(idx, 0, nv, i); });
         copy_device(vals.data(), v.storage_values().data(), nv, ctx);
     }
-    return Matrix<T>::import_csr(n, 1, std::move(offsets), Array<ColIndex>(nv, ColIndex(0), ctx), std::move(vals),
-                                 false);
+    return Matrix<T>::adopt_csr(n, 1, nv, std::move(offsets), Array<ColIndex>(nv, ColIndex(0), ctx), std::move(vals));
 }
 
 // Dense storage when at least 1/16 of the entries are present (engine/cpu/vector_view.hpp), else sparse.

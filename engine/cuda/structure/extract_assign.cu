@@ -240,8 +240,8 @@ Matrix<T> extract(const Matrix<T>& a, const std::vector<Index>& rows, const std:
     ExtractPlan plan = extract_plan(a.storage_offsets().data(), a.storage_indices().data(), a.ncols(), rows, cols, ctx);
     Array<T> vals(plan.nnz, ctx);
     gather(a.storage_values().data(), plan.src.data(), plan.nnz, vals.data(), ctx);
-    return Matrix<T>::import_csr(rows.size(), cols.size(), std::move(plan.offsets), std::move(plan.cols),
-                                 std::move(vals), false);
+    return Matrix<T>::adopt_csr(rows.size(), cols.size(), plan.nnz, std::move(plan.offsets), std::move(plan.cols),
+                                std::move(vals));
 }
 
 template <class T>

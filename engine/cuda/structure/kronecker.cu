@@ -86,7 +86,7 @@ Matrix<T> kronecker(const Matrix<T>& a, const Matrix<T>& b, BinaryOp op) {
         nnz, off.data(), m, mb, nb, a.storage_offsets().data(), a.storage_indices().data(), a.storage_values().data(),
         b.storage_offsets().data(), b.storage_indices().data(), b.storage_values().data(), op, cols.data(), vals.data());
     check_launch("kronecker");
-    return Matrix<T>::import_csr(m, n, std::move(off), std::move(cols), std::move(vals), false);
+    return Matrix<T>::adopt_csr(m, n, nnz, std::move(off), std::move(cols), std::move(vals));
 }
 
 #define HYBLA_X(T) template Matrix<T> kronecker<T>(const Matrix<T>&, const Matrix<T>&, BinaryOp);
