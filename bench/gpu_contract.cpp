@@ -139,16 +139,19 @@ int main(int argc, char** argv) {
         cusparseHandle_t h;
         sparse_check(cusparseCreate(&h), "cusparseCreate");
         DeviceCsr theirs, other;
-        const double left_ms = median_ms(runs, [&] {
-            other = DeviceCsr{};
+        // cuSPARSE's two orders into `out`: (S·A)·Sᵀ and S·(A·Sᵀ).
+        auto left = [&](DeviceCsr& out) {
+            out = DeviceCsr{};
             const DeviceCsr sa = spgemm(h, ds, da);
-            other = spgemm(h, sa, dst);
-        });
-        const double right_ms = median_ms(runs, [&] {
-            theirs = DeviceCsr{};
+            out = spgemm(h, sa, dst);
+        };
+        auto right = [&](DeviceCsr& out) {
+            out = DeviceCsr{};
             const DeviceCsr as = spgemm(h, da, dst);
-            theirs = spgemm(h, ds, as);
-        });
+            out = spgemm(h, ds, as);
+        };
+        const double left_ms = median_ms(runs, [&] { left(other); });
+        const double right_ms = median_ms(runs, [&] { right(theirs); });
         const double cusparse_ms = std::min(left_ms, right_ms);
         // The whole call and cuSPARSE's faster order again, alternating call by call (4 x --runs rounds): the
         // GPU's and the host's state between runs moves cuSPARSE's time by up to 1.4x from one process to the
@@ -159,22 +162,9 @@ int main(int argc, char** argv) {
                 ours = algorithms::contract(a, labels);
                 cuda::synchronize(gpu.stream());
             }));
-            theirs_alt.push_back(time_ms([&] {
-                theirs = DeviceCsr{};
-                if (left_ms < right_ms) {
-                    const DeviceCsr sa = spgemm(h, ds, da);
-                    theirs = spgemm(h, sa, dst);
-                } else {
-                    const DeviceCsr as = spgemm(h, da, dst);
-                    theirs = spgemm(h, ds, as);
-                }
-            }));
+            theirs_alt.push_back(time_ms([&] { left_ms < right_ms ? left(theirs) : right(theirs); }));
         }
-        if (left_ms < right_ms) {  // (the comparison below reads S·(A·Sᵀ) from theirs)
-            theirs = DeviceCsr{};
-            const DeviceCsr as = spgemm(h, da, dst);
-            theirs = spgemm(h, ds, as);
-        }
+        if (left_ms < right_ms) right(theirs);  // (the comparison below reads S·(A·Sᵀ) from theirs)
         const double ours_alt_ms = median(ours_alt), theirs_alt_ms = median(theirs_alt);
         // Compare.
         const Matrix<float> mine = ours.matrix.to(Context::cpu());
