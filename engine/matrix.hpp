@@ -393,6 +393,15 @@ public:
         std::lock_guard<std::mutex> lock(cache_->mutex);
         cache_->spmm_plan = std::move(plan);
     }
+    // Likewise for the GPU SDDMM with this matrix as its mask: the row of each entry (engine/cuda/sddmm).
+    std::shared_ptr<const void> cached_entry_rows() const {
+        std::lock_guard<std::mutex> lock(cache_->mutex);
+        return cache_->entry_rows;
+    }
+    void cache_entry_rows(std::shared_ptr<const void> rows) const {
+        std::lock_guard<std::mutex> lock(cache_->mutex);
+        cache_->entry_rows = std::move(rows);
+    }
 
     // For backends: direct access to the CSR arrays. Callers must keep the invariants.
     Array<Offset>& offsets_mut() {
@@ -479,6 +488,7 @@ private:
         std::shared_ptr<const Matrix> transpose;
         std::shared_ptr<const void> plan;
         std::shared_ptr<const void> spmm_plan;
+        std::shared_ptr<const void> entry_rows;
     };
     std::shared_ptr<Cache> cache_ = std::make_shared<Cache>();
 };

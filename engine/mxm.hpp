@@ -111,6 +111,7 @@ void mxm(Matrix<TC>& c, const Matrix<M>& mask, Accum accum, Sr, const DenseMatri
         auto aa = as_type<TC>(a);
         auto bb = as_type<TC>(b);
         MaskHolder mh(mask, d);
+        mh.add_entry_rows();
         // The kernel reads rows of A and of Bᵀ: A as it is unless transposed, B transposed unless it was (each
         // transpose made once and cached with its matrix).
         const DenseMatrix<TC>& ar = d.transpose_a ? aa.get().transposed() : aa.get();

@@ -197,7 +197,7 @@ void check_variants(const Dense<M>& m0, const DenseMatrix<T>& a0, const DenseMat
 
 constexpr Index inner_dims[] = {1, 3, 4, 8, 16, 32, 47, 64, 128, 256, 512};
 
-// The GPU's two kernels (engine/cuda/sddmm): the one its rule picks for the pattern (rows of 16 to 64 entries on
+// The GPU's two kernels (engine/cuda/sddmm): the one its rule picks for the pattern (rows of 32 or 64 entries on
 // average, by K, take the rows kernel), then the rows kernel on every pattern (HYBLA_SDDMM_ROWS=1). The CPU runs
 // once.
 std::vector<const char*> kernels() {
@@ -649,12 +649,12 @@ TEST_CASE("SDDMM: rows of one entry, runs of empty rows longer than a warp, and 
     }
 }
 
-TEST_CASE("SDDMM: bands of rows of one, two and three entries and of empty rows, around the two-group window rule",
+TEST_CASE("SDDMM: bands of rows of one, two and three entries and of empty rows, at several shares",
           "[mxm][sddmm]") {
-    // With two groups a warp (float K = 64, double K = 32) the GPU kernel takes the row window in a warp whose
-    // first 32 rows end within 48 of its entries and walks otherwise: bands of rows of one entry (window), two
-    // and three (walk), one or two at random (either), and runs of empty rows, so that warps of both kinds meet
-    // every kind of band, at shares of 16, 64 and 200 entries and the device's own.
+    // Bands of rows of one entry, two, three, one or two at random, and runs of empty rows: a step of the GPU's
+    // shares kernel (16 entries at float K = 32, 8 at K = 64) then spans several rows, each entry's row read from
+    // the mask's row array, A's row kept or reloaded as the rows change; at shares of 16, 64 and 200 entries and
+    // the device's own.
     const Index m = 6007, n = 263;
     ref::Gen g(979);
     Dense<bool> m0(m, n);
@@ -717,4 +717,57 @@ TEST_CASE("SDDMM: long rows (the GPU's rows kernel by its rule, and the other by
                     check<plus_times>(m0, ad, bd, Dense<double>(m, n), d);
                 }
         }
+}
+
+TEST_CASE("SDDMM: the row array kept with the mask follows the mask's changes", "[mxm][sddmm]") {
+    // The GPU makes the row of each of the mask's entries at its first SDDMM and keeps it with the mask: the same
+    // mask again, a copy changed after the original was used (and the original after that), a row emptied and
+    // entries set must each give the product under the pattern they have then.
+    ref::Gen g(981);
+    const Index m = 301, n = 173, k = 32;
+    Dense<bool> m0 = skewed_mask<bool>(g, m, n);
+    const DenseMatrix<double> a0 = operand<double>(g, m, k), b0 = operand<double>(g, k, n);
+    const auto a = on_default(a0), b = on_default(ref::dense_transpose(b0));
+    const Descriptor d{.transpose_b = true, .mask_structure = true};
+    const hybla_test::EnvGuard env("HYBLA_SDDMM_ROWS", "0");  // the kernel that reads the row array
+    auto check_under = [&](const Matrix<bool>& mask, const Dense<bool>& pattern, const char* what) {
+        INFO(what);
+        Dense<double> want(m, n);
+        for (Index i = 0; i < m; ++i)
+            for (Index j = 0; j < n; ++j) {
+                if (!pattern(i, j)) continue;
+                double s = 0;
+                for (Index x = 0; x < k; ++x) s += a0(i, x) * b0(x, j);
+                want(i, j) = s;
+            }
+        Matrix<double> c(m, n);
+        mxm(c, mask, no_accum, plus_times{}, a, b, d);
+        REF_REQUIRE_SAME(ref::to_dense(c), want, 1e-12 * k);
+    };
+    Matrix<bool> mask = ref::to_matrix(m0);
+    check_under(mask, m0, "first product");
+    check_under(mask, m0, "the same mask again");
+    Matrix<bool> copy = mask;
+    Dense<bool> m1 = m0;
+    for (Index j = 0; j < n; j += 5) {  // a row without entries (row 0) gets some
+        copy.set(0, j, true);
+        m1(0, j) = true;
+    }
+    for (Index j = 0; j < n; ++j)  // and row 3, of n entries, loses one
+        if (m1(3, j)) {
+            copy.remove(3, j);
+            m1(3, j).reset();
+            break;
+        }
+    check_under(copy, m1, "a copy changed after the original was used");
+    check_under(mask, m0, "the original after its copy changed");
+    for (Index j = 0; j < n; ++j)  // the long row in the middle emptied
+        if (m0(m / 2 + 1, j)) {
+            mask.remove(m / 2 + 1, j);
+            m0(m / 2 + 1, j).reset();
+        }
+    check_under(mask, m0, "a row emptied");
+    mask.set(m - 1, n - 1, true);
+    m0(m - 1, n - 1) = true;
+    check_under(mask, m0, "an entry set in the last row");
 }

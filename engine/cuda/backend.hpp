@@ -16,6 +16,7 @@ namespace hybla {
 template <class T> class Matrix;
 template <class T> class Vector;
 template <class T> class DenseMatrix;
+template <class T> class Array;
 class Context;
 }  // namespace hybla
 
@@ -26,6 +27,7 @@ struct MaskPattern {
     const Offset* offsets = nullptr;
     const ColIndex* cols = nullptr;
     bool complement = false;
+    const std::uint32_t* rows = nullptr;  // the row of each entry, where the operation asked for it (SDDMM)
 };
 
 enum class SelectKind : std::uint8_t { tril, triu, diag, offdiag, value_eq, value_ne, value_lt, value_le, value_gt, value_ge, nonzero };
@@ -135,7 +137,9 @@ template <class T> void spmm_into(DenseMatrix<T>& c, const Matrix<T>& a, const D
 // C = accum(C, A ⊕.⊗ B) in place (C of A's rows and B's columns; C must not share storage with B).
 template <class T>
 void spmm_accumulate(DenseMatrix<T>& c, const Matrix<T>& a, const DenseMatrix<T>& b, SemiringCode sr, BinaryOp accum);
-// T(i,j) = ⊕_x A(i,x) ⊗ Bt(j,x) over the mask's pattern.
+// The row of each entry of a pattern of fewer than 2^32 rows (the shares kernel of SDDMM reads it).
+Array<std::uint32_t> entry_rows(const Offset* offsets, Index nrows, Offset nnz, const Context& ctx);
+// T(i,j) = ⊕_x A(i,x) ⊗ Bt(j,x) over the mask's pattern; without its row array, the rows kernel.
 template <class T>
 Matrix<T> sddmm(const MaskPattern& mask, Offset nnz, Index nrows, Index ncols, const DenseMatrix<T>& a,
                 const DenseMatrix<T>& bt, SemiringCode sr);

@@ -95,16 +95,37 @@ public:
     const MaskPattern* get() const { return none_ ? nullptr : &pattern_; }
     // Entries of the pattern (of the mask's true entries unless the mask is structural).
     Offset nvals() const { return nvals_; }
+    // Adds the row of each entry to the pattern (built once and cached on the mask matrix, or on the pattern
+    // made of a valued mask for this call); none past 2^32 rows.
+    void add_entry_rows() {
+        if (!none_) pattern_.rows = rows_of_(pattern_of_);
+    }
 
 private:
+    template <class M>
+    static const std::uint32_t* entry_rows_of(const void* pattern) {
+        const auto& m = *static_cast<const Matrix<M>*>(pattern);
+        if (m.nrows() > 0xffffffffull) return nullptr;
+        auto rows = std::static_pointer_cast<const Array<std::uint32_t>>(m.cached_entry_rows());
+        if (!rows) {
+            rows = std::make_shared<const Array<std::uint32_t>>(
+                cuda::entry_rows(m.storage_offsets().data(), m.nrows(), m.nvals(), m.context()));
+            m.cache_entry_rows(rows);
+        }
+        return rows->data();
+    }
     template <class M>
     void set(const Matrix<M>& m) {
         pattern_.offsets = m.storage_offsets().data();
         pattern_.cols = m.storage_indices().data();
         nvals_ = m.nvals();
         none_ = false;
+        pattern_of_ = &m;
+        rows_of_ = &entry_rows_of<M>;
     }
     MaskPattern pattern_;
+    const void* pattern_of_ = nullptr;  // the Matrix<M> the pattern is of, and its row array
+    const std::uint32_t* (*rows_of_)(const void*) = nullptr;
     Offset nvals_ = 0;
     std::shared_ptr<void> keep_;
     bool none_ = true;

@@ -29,7 +29,7 @@ std::uint64_t per_warp(std::uint64_t nnz, unsigned at_once, int device) {
     const std::uint64_t warps = std::uint64_t(multiprocessor_count(device)) * 32;
     std::uint64_t share = std::max<std::uint64_t>((nnz + warps - 1) / warps, 2 * at_once);
     if (const char* e = std::getenv("HYBLA_SDDMM_SHARE"); e && *e) share = std::strtoull(e, nullptr, 10);
-    share = std::clamp<std::uint64_t>(share, at_once, std::uint64_t(1) << 31);  // (RowWindow's 32-bit entries)
+    share = std::clamp<std::uint64_t>(share, at_once, std::uint64_t(1) << 31);  // (32-bit positions in a share)
     return (share + at_once - 1) / at_once * at_once;
 }
 
@@ -58,21 +58,24 @@ void launch(const Args<T>& x, const Sr& sr, int device, cudaStream_t stream) {
 
 // The rows kernel's lanes an entry, or 0 for the shares kernel. plus_times takes 8 lanes (a 128-byte line of each
 // row a load, steps of 16 entries) from 16 vectors a row on, else 4 (steps of 32 entries). The rows kernel when the
-// pattern's rows hold at least a step's entries on average, two steps from 32 vectors on. H100, the rows kernel
-// on every graph against the shares kernel: R-MAT 16-18 (28 entries a row) 8-11% faster at float K = 64 and
-// double K = 32, within 1% at float K = 128, 4% slower at double K = 64 and 16-20% at double K = 128;
-// soc-Slashdot0902 (12 a row) and the graphs of fewer slower at every K. HYBLA_SDDMM_ROWS=1 takes it always, 0
-// never; HYBLA_SDDMM_ROWS_LANES=4 or 8 sets its lanes (tests, benchmarks). (Its rows of vectors are counted in
-// 32 bits. The 8 lanes were measured with 16-byte vectors.)
+// pattern's rows hold two steps' entries on average (32 or 64). H200, with the shares kernel reading the row
+// array, each kernel on every graph: R-MAT 16-18 (28 entries a row) 7-12% faster with shares at float K = 64 and
+// double K = 32, where one step had been the rule; bcsstk16 (60 a row) 14% faster with shares at float K = 32 (4
+// lanes: 64 asked), 5-14% slower with them at double K = 32-64 and float K = 64-128 (8 lanes: 32 asked), 8%
+// faster at double K = 128; every other graph within 2%. HYBLA_SDDMM_ROWS=1 takes it always, 0 never;
+// HYBLA_SDDMM_ROWS_LANES=4 or 8 sets its lanes (tests, benchmarks). (Its rows of vectors are counted in 32 bits.
+// The 8 lanes were measured with 16-byte vectors.) A pattern without its row array (2^32 rows or more) always
+// takes it.
 template <class Sr>
-unsigned rows_lanes(std::uint64_t nnz, std::uint64_t nrows, std::uint64_t kv) {
-    if (kv >> 31) return 0;
+unsigned rows_lanes(std::uint64_t nnz, std::uint64_t nrows, std::uint64_t kv, bool entry_rows) {
     unsigned lanes = std::is_same_v<Sr, PlusTimes> && kv >= 16 ? 8 : 4;
     if (const char* e = std::getenv("HYBLA_SDDMM_ROWS_LANES"); e && *e && std::is_same_v<Sr, PlusTimes>)
         lanes = std::string(e) == "8" ? 8 : 4;
+    if (!entry_rows) return lanes;
+    if (kv >> 31) return 0;
     if (const char* e = std::getenv("HYBLA_SDDMM_ROWS"); e && *e) return std::string(e) == "1" ? lanes : 0;
     const std::uint64_t step = warp_size / lanes * 4;
-    return nnz >= (kv >= 32 ? 2 : 1) * step * nrows ? lanes : 0;
+    return nnz >= 2 * step * nrows ? lanes : 0;
 }
 
 template <class T, class Sr, unsigned L, unsigned V>
@@ -91,7 +94,7 @@ void launch_rows(const Args<T>& x, const Sr& sr, int device, cudaStream_t stream
 template <class T, class Sr, unsigned V>
 void dispatch_lanes(const Args<T>& x, const Sr& sr, int device, cudaStream_t stream) {
     const std::uint64_t kv = x.k / V;
-    if (const unsigned lanes = rows_lanes<Sr>(x.nnz, x.nrows, kv)) {
+    if (const unsigned lanes = rows_lanes<Sr>(x.nnz, x.nrows, kv, x.rows != nullptr)) {
         if constexpr (std::is_same_v<Sr, PlusTimes>)
             if (lanes == 8) return launch_rows<T, Sr, 8, V>(x, sr, device, stream);
         return launch_rows<T, Sr, 4, V>(x, sr, device, stream);
@@ -120,8 +123,29 @@ void dispatch(const Args<T>& x, const Sr& sr, int device, cudaStream_t stream) {
     dispatch_lanes<T, Sr, 1>(x, sr, device, stream);
 }
 
+// The row of each entry: a warp a row (grid-stride), its lanes over the row's entries.
+__global__ void __launch_bounds__(block_size) entry_rows_kernel(const Offset* off, std::uint64_t nrows,
+                                                                std::uint32_t* rows) {
+    const unsigned lane = threadIdx.x % warp_size;
+    const std::uint64_t warps = std::uint64_t(gridDim.x) * (blockDim.x / warp_size);
+    for (std::uint64_t r = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / warp_size; r < nrows; r += warps)
+        for (Offset p = off[r] + lane; p < off[r + 1]; p += warp_size) rows[p] = std::uint32_t(r);
+}
+
 }  // namespace
 }  // namespace sddmm_detail
+
+Array<std::uint32_t> entry_rows(const Offset* offsets, Index nrows, Offset nnz, const Context& ctx) {
+    if (nrows > 0xffffffffull)
+        throw InvalidValue("entry_rows: " + std::to_string(nrows) + " rows do not fit 32-bit row numbers");
+    Array<std::uint32_t> rows(nnz, ctx);
+    if (nnz == 0) return rows;
+    const std::uint64_t warps = std::min<std::uint64_t>(nrows, std::uint64_t(1) << 22);
+    sddmm_detail::entry_rows_kernel<<<unsigned((warps + 7) / 8), sddmm_detail::block_size, 0,
+                                      static_cast<cudaStream_t>(ctx.stream())>>>(offsets, nrows, rows.data());
+    checked(int(cudaGetLastError()), "SDDMM row array kernel");
+    return rows;
+}
 
 template <class T>
 Matrix<T> sddmm(const MaskPattern& mask, Offset nnz, Index nrows, Index ncols, const DenseMatrix<T>& a,
@@ -139,6 +163,11 @@ Matrix<T> sddmm(const MaskPattern& mask, Offset nnz, Index nrows, Index ncols, c
     x.k = k;
     x.off = mask.offsets;
     x.cols = mask.cols;
+    x.rows = mask.rows;
+    // Without the row array (2^32 rows or more) the rows kernel runs, its rows of vectors counted in 32 bits.
+    if (!x.rows && k >> 31)
+        throw InvalidValue("mxm (SDDMM) on the GPU: a mask of " + std::to_string(nrows) + " rows with K = " +
+                           std::to_string(k) + " is not supported (at most 2^31 - 1 values a row past 2^32 rows)");
     x.a = a.storage().data();
     x.bt = bt.storage().data();
     x.out_off = off.data();

@@ -27,73 +27,13 @@ struct Args {
     std::uint64_t per_warp = 0;   // entries of each warp's share (a multiple of the entries a warp takes at once)
     const Offset* off = nullptr;  // the pattern (m + 1 offsets, nnz columns)
     const ColIndex* cols = nullptr;
+    const std::uint32_t* rows = nullptr;  // the row of each entry (the shares kernel)
     const T* a = nullptr;   // m x k
     const T* bt = nullptr;  // n x k
     Offset* out_off = nullptr;     // the pattern's offsets copied here (m + 1)
     ColIndex* out_cols = nullptr;  // and its columns
     T* out = nullptr;              // nnz values
 };
-
-// The rows of a warp's entries when its groups are four or more (L <= 8): a window of 32 row ends, lane t holding
-// off[wrow + 1 + t] - begin (0 when at or before begin, clamped to 2^32 - 1; a warp's share is at most 2^31
-// entries), read at once by the warp when a step first leaves the window, so that a warp of short rows reads the
-// offsets about once. A lane finds the row of entry q by a binary search of the window through shuffles (five),
-// and beyond it (a step reaching past the window's 32 rows: empty rows, or small K on rows of a few entries) by a
-// search of the offsets. Each group walking its own rows instead, a walk of more than four rows fell back to a
-// search over all the rows after it, 15 dependent reads on musae_facebook; the warps that met such runs took
-// twice the kernel's mean (K = 32: 42,000 cycles elapsed against 21,000 a multiprocessor busy, ncu). With one
-// group a warp the walk is cheaper than the shuffles (measured: R-MAT 16-18 up to 23% slower windowed); with two,
-// it is where the rows are long enough (dense_rows).
-struct RowWindow {
-    unsigned wrow = 0;  // (rows are under 2^32)
-    unsigned d = 0, d_last = 0;
-    bool loaded = false;
-
-    __device__ __forceinline__ void load(const Offset* off, std::uint64_t nrows, std::uint64_t row,
-                                         std::uint64_t begin, unsigned lane) {
-        wrow = unsigned(row);
-        const std::uint64_t t = row + 1 + lane;
-        const std::uint64_t o = t <= nrows ? off[t] : ~std::uint64_t(0);
-        d = o <= begin ? 0u : o - begin > 0xffffffffull ? 0xffffffffu : unsigned(o - begin);
-        d_last = __shfl_sync(0xffffffffu, d, 31);
-        loaded = true;
-    }
-    // The row of entry begin + rel; every lane of the warp calls it.
-    __device__ __forceinline__ unsigned row_of(const Offset* off, std::uint64_t nrows, std::uint64_t begin,
-                                               unsigned rel) const {
-        unsigned lo = 0, hi = 31;  // the first lane of the window whose row ends past the entry
-#pragma unroll
-        for (unsigned i = 0; i < 5; ++i) {
-            const unsigned mid = (lo + hi) / 2;
-            if (__shfl_sync(0xffffffffu, d, mid) <= rel) lo = mid + 1;
-            else hi = mid;
-        }
-        if (rel < d_last) return wrow + lo;
-        return unsigned(warp_ops::group_row_of<1>(off, wrow + 32ull, nrows, begin + rel, 0, 0));
-    }
-    // The row of entry begin + rel for the whole warp (rel the same in every lane), with its end.
-    __device__ __forceinline__ std::uint64_t warp_row_of(const Offset* off, std::uint64_t nrows,
-                                                         std::uint64_t begin, unsigned rel, unsigned lane,
-                                                         std::uint64_t& row_end) const {
-        if (rel < d_last) {
-            const unsigned c = __popc(__ballot_sync(0xffffffffu, d <= rel));
-            const unsigned dc = __shfl_sync(0xffffffffu, d, c);
-            row_end = dc != 0xffffffffu ? begin + dc : off[std::uint64_t(wrow) + c + 1];
-            return std::uint64_t(wrow) + c;
-        }
-        const std::uint64_t r =
-            warp_ops::group_row_of<32>(off, wrow + 32ull, nrows, begin + rel, lane, 0xffffffffu);
-        row_end = off[r + 1];
-        return r;
-    }
-};
-
-// Two groups a warp (float K = 64, double K = 32): a warp whose first 32 rows end within this many of its entries
-// takes the window, the others walk. H200, ten graphs, every warp windowed against every warp walking:
-// musae_facebook, deezer_HU and git_web_ml 1.2-1.45x faster (18% of their rows empty, their densest shares 1-2
-// rows an entry), delaunay_n16, ca-CondMat, luxembourg_osm and soc-Slashdot0902 8-22% slower (no share over 0.65
-// rows an entry). This rule against every warp walking: those three 1.09-1.39x faster, the others within 3%.
-inline constexpr unsigned dense_rows = 48;
 
 // A kernel's start: the pattern's offsets copied into C's by every thread of the grid (not a copy of their own:
 // one call less to queue), then the calling warp's share of the entries, [begin, end); false if it has none.
@@ -150,12 +90,14 @@ __device__ __forceinline__ void fold_flagged(T (&acc)[U], bool (&has)[U], unsign
 }
 
 // Each warp takes an equal share of the entries, across row boundaries. A group of L lanes computes an entry
-// (32 / L entries at once; L sized to K, so no lane idles at small K), U of them a step: the step's columns read
-// and the U rows of Bt gathered before the first product, so U gathers are in flight, not one. Lane s of the
-// group holds the vectors s, s + L, ..., s + (NV - 1) L of V values of A's row, kept in registers while the
+// (32 / L entries at once; L sized to K, so no lane idles at small K), U of them a step: the step's columns and
+// rows read and the U rows of Bt gathered before the first product, so U gathers are in flight, not one. Lane s of
+// the group holds the vectors s, s + L, ..., s + (NV - 1) L of V values of A's row, kept in registers while the
 // group's next entry is in the same row, and loads the same vectors of Bt's row j. Each lane folds its terms in x
 // order, then the group folds the lanes' results in a fixed order (the same bits run after run; below).
 // NV = 0: K is too long for registers; the group walks A's row and Bt's row together, L x V values at a time.
+// The row of each entry comes from the pattern's row array (x.rows, built once and cached on the mask), read
+// like the columns: no step searches the offsets, and rows of one entry or empty ones cost nothing more.
 // Four blocks a multiprocessor (64 registers a thread): the 32 warps a multiprocessor that per_warp (sddmm.cu)
 // counts on are resident at once, one wave. Two with 8 vectors of A kept a lane (K over 512 floats), which would
 // spill.
@@ -171,197 +113,167 @@ __global__ void __launch_bounds__(block_size, NV > 4 ? 2 : 4) sddmm_kernel(Args<
     // of 64-bit ones for the step's bookkeeping.
     const unsigned count = unsigned(end - begin);
     const ColIndex* const cols = x.cols + begin;
+    const std::uint32_t* const rows = x.rows + begin;
     ColIndex* const out_cols = x.out_cols + begin;
     T* const out = x.out + begin;
-    auto rel_of = [&](std::uint64_t o) -> unsigned {  // an offset after begin, relative (clamped)
-        return o - begin > 0xffffffffull ? 0xffffffffu : unsigned(o - begin);
-    };
-    // Where a step takes at most 32 entries, its columns come from a window of the warp's next 32 columns (lane
-    // t holding column begin + 32 w + t) by shuffles, the window after it read a window ahead: a step's gathers
-    // then wait for no read of columns. The window also writes C's columns, one coalesced store a window.
+    // Where a step takes at most 32 entries, its columns and rows come from a window of the warp's next 32 (lane t
+    // holding those of entry begin + 32 w + t) by shuffles, the window after it read a window ahead: a step's
+    // gathers then wait for no read. The window also writes C's columns, one coalesced store a window.
     constexpr bool col_window = E * U <= warp_size;
     constexpr unsigned window_steps = col_window ? warp_size / (E * U) : 1;
     ColIndex cw = 0, cw_next = 0;
-    auto read_window = [&](unsigned first) -> ColIndex {
+    std::uint32_t rw = 0, rw_next = 0;
+    auto read_window = [&](unsigned first, ColIndex& c, std::uint32_t& r) {
         const unsigned q = first + lane;
-        return q < count ? cols[q] : ColIndex(0);
+        c = q < count ? cols[q] : ColIndex(0);
+        r = q < count ? rows[q] : 0u;
     };
-    if constexpr (col_window) {  // (read before the row search, their waits overlapping)
-        cw = read_window(0);
-        cw_next = read_window(warp_size);
+    if constexpr (col_window) {
+        read_window(0, cw, rw);
+        read_window(warp_size, cw_next, rw_next);
         if (lane < count) out_cols[lane] = cw;
     }
-    // The warp finds the row of its first entry; each group walks on from there, or with four groups or more the
-    // warp follows the rows of each step through a RowWindow (`row`, next_row_start: of the step's last entry).
-    // With two groups, the warp whose first 32 rows end within its first 48 entries (rows of one or two entries
-    // on average, or empty ones: where a group's walk between its entries crosses several rows and falls back to
-    // a search of all the rows after it) takes the window too, the others walk (see `dense_rows`); the steps'
-    // loop is compiled for each.
     // Without the column window, plus_times on groups of several lanes writes the step's columns after the
     // fold, its lanes sharing the stores (one instruction a warp for K = 32 floats, not four); others as each
     // entry is read (j[] would live through their longer fold and spill).
     constexpr bool late_cols = L > 1 && std::is_same_v<Sr, PlusTimes>;
-    std::uint64_t row = warp_ops::group_row_of<warp_size>(x.off, 0, x.nrows, begin, lane, 0xffffffffu);
-    unsigned next_row_start = rel_of(x.off[row + 1]);  // off[row + 1], relative
-    bool loaded = false;                             // a_reg holds A's row `row` (windowed: row `held_row`)
-    unsigned held_row = 0;
-    RowWindow window;
+    bool loaded = false;  // a_reg holds A's row held_row
+    std::uint32_t held_row = 0;
     Vec<T, V> a_reg[NB];
     // Every lane of the warp runs the same number of steps (the groups' entries differ only by `group`).
     const unsigned steps = (count + E * U - 1) / (E * U);
     unsigned p = group;
-    auto run_steps = [&](auto windowed_type) {
-        constexpr bool windowed = decltype(windowed_type)::value;
-        for (unsigned step = 0; step < steps; ++step, p += E * U) {
-            ColIndex j[U];
-            if constexpr (col_window) {
-                const unsigned in_window = unsigned(step % window_steps) * E * U;
-                if (step > 0 && in_window == 0) {
-                    const unsigned first = (step / window_steps) * warp_size;
-                    cw = cw_next;
-                    if (first + lane < count) out_cols[first + lane] = cw;
-                    cw_next = read_window(first + warp_size);
-                }
-#pragma unroll
-                for (unsigned u = 0; u < U; ++u) j[u] = __shfl_sync(0xffffffffu, cw, in_window + group + u * E);
-            } else {
-#pragma unroll
-                for (unsigned u = 0; u < U; ++u) j[u] = p + u * E < count ? cols[p + u * E] : 0;
+    for (unsigned step = 0; step < steps; ++step, p += E * U) {
+        ColIndex j[U];
+        std::uint32_t ri[U];  // their rows
+        if constexpr (col_window) {
+            const unsigned in_window = unsigned(step % window_steps) * E * U;
+            if (step > 0 && in_window == 0) {
+                const unsigned first = (step / window_steps) * warp_size;
+                cw = cw_next;
+                rw = rw_next;
+                if (first + lane < count) out_cols[first + lane] = cw;
+                read_window(first + warp_size, cw_next, rw_next);
             }
-            Vec<T, V> b[U][NB];
-            if constexpr (NV > 0) {
-#pragma unroll
-                for (unsigned u = 0; u < U; ++u) {
-                    const Vec<T, V>* br = reinterpret_cast<const Vec<T, V>*>(x.bt + std::uint64_t(j[u]) * k);
-#pragma unroll
-                    for (unsigned t = 0; t < NV; ++t)
-                        if (p + u * E < count && s + t * L < kv) b[u][t] = br[s + t * L];
-                }
-            }
-            // windowed: the step's entries in one row (`row`, the same in every lane), or found in the window.
-            const unsigned last = (p - group + E * U < count ? p - group + E * U : count) - 1;
-            const bool within = !windowed || last < next_row_start;
-            if (windowed && !within && (!window.loaded || last >= window.d_last))
-                window.load(x.off, x.nrows, row, begin, lane);
-            T acc[U];
-            bool has[U];
 #pragma unroll
             for (unsigned u = 0; u < U; ++u) {
-                const unsigned q = p + u * E;
-                acc[u] = T{};
-                has[u] = false;
-                std::uint64_t r = row;
-                if constexpr (windowed) {
-                    if (!within) r = window.row_of(x.off, x.nrows, begin, q < count ? q : last);
-                    if (q >= count) continue;
-                    if (unsigned(r) != held_row) loaded = false;
-                    held_row = unsigned(r);
-                } else if (q >= count) {
-                    continue;
-                } else if (q >= next_row_start) {  // row switch
-                    row = r = warp_ops::next_row_of<1>(x.off, x.nrows, row, begin + q, 0, 0);
-                    next_row_start = rel_of(x.off[row + 1]);
-                    loaded = false;
+                j[u] = __shfl_sync(0xffffffffu, cw, in_window + group + u * E);
+                ri[u] = __shfl_sync(0xffffffffu, rw, in_window + group + u * E);
+            }
+        } else {
+#pragma unroll
+            for (unsigned u = 0; u < U; ++u) {
+                j[u] = p + u * E < count ? cols[p + u * E] : 0;
+                ri[u] = p + u * E < count ? rows[p + u * E] : 0u;
+            }
+        }
+        Vec<T, V> b[U][NB];
+        if constexpr (NV > 0) {
+#pragma unroll
+            for (unsigned u = 0; u < U; ++u) {
+                const Vec<T, V>* br = reinterpret_cast<const Vec<T, V>*>(x.bt + std::uint64_t(j[u]) * k);
+#pragma unroll
+                for (unsigned t = 0; t < NV; ++t)
+                    if (p + u * E < count && s + t * L < kv) b[u][t] = br[s + t * L];
+            }
+        }
+        T acc[U];
+        bool has[U];
+#pragma unroll
+        for (unsigned u = 0; u < U; ++u) {
+            const unsigned q = p + u * E;
+            acc[u] = T{};
+            has[u] = false;
+            if (q >= count) continue;
+            if (ri[u] != held_row) loaded = false;
+            held_row = ri[u];
+            const std::uint64_t r = ri[u];
+            if constexpr (!late_cols && !col_window)
+                if (s == 0) out_cols[q] = j[u];
+            if constexpr (NV > 0) {
+                if (!loaded) {
+                    const Vec<T, V>* ar = reinterpret_cast<const Vec<T, V>*>(x.a + r * k);
+#pragma unroll
+                    for (unsigned t = 0; t < NV; ++t)
+                        if (s + t * L < kv) a_reg[t] = ar[s + t * L];
+                    loaded = true;
                 }
-                if constexpr (!late_cols && !col_window)
-                    if (s == 0) out_cols[q] = j[u];
-                if constexpr (NV > 0) {
-                    if (!loaded) {
-                        const Vec<T, V>* ar = reinterpret_cast<const Vec<T, V>*>(x.a + r * k);
 #pragma unroll
-                        for (unsigned t = 0; t < NV; ++t)
-                            if (s + t * L < kv) a_reg[t] = ar[s + t * L];
-                        loaded = true;
-                    }
+                for (unsigned t = 0; t < NV; ++t) {
+                    if (s + t * L < kv) {
 #pragma unroll
-                    for (unsigned t = 0; t < NV; ++t) {
-                        if (s + t * L < kv) {
-#pragma unroll
-                            for (unsigned v = 0; v < V; ++v) {
-                                const T term = sr.template multiply<T>(a_reg[t].v[v], b[u][t].v[v]);
-                                if constexpr (std::is_same_v<Sr, PlusTimes>) {
-                                    acc[u] += term;  // from +0 (the fold below assumes it too)
-                                } else {
-                                    acc[u] = has[u] ? sr.template add<T>(acc[u], term) : term;
-                                    has[u] = true;
-                                }
+                        for (unsigned v = 0; v < V; ++v) {
+                            const T term = sr.template multiply<T>(a_reg[t].v[v], b[u][t].v[v]);
+                            if constexpr (std::is_same_v<Sr, PlusTimes>) {
+                                acc[u] += term;  // from +0 (the fold below assumes it too)
+                            } else {
+                                acc[u] = has[u] ? sr.template add<T>(acc[u], term) : term;
+                                has[u] = true;
                             }
                         }
                     }
-                } else {
-                    const Vec<T, V>* ar = reinterpret_cast<const Vec<T, V>*>(x.a + r * k);
-                    const Vec<T, V>* br = reinterpret_cast<const Vec<T, V>*>(x.bt + std::uint64_t(j[u]) * k);
-                    for (std::uint64_t c = s; c < kv; c += L) {
-                        const Vec<T, V> av = ar[c], bv = br[c];
+                }
+            } else {
+                const Vec<T, V>* ar = reinterpret_cast<const Vec<T, V>*>(x.a + r * k);
+                const Vec<T, V>* br = reinterpret_cast<const Vec<T, V>*>(x.bt + std::uint64_t(j[u]) * k);
+                for (std::uint64_t c = s; c < kv; c += L) {
+                    const Vec<T, V> av = ar[c], bv = br[c];
 #pragma unroll
-                        for (unsigned v = 0; v < V; ++v) {
-                            const T term = sr.template multiply<T>(av.v[v], bv.v[v]);
-                            acc[u] = has[u] ? sr.template add<T>(acc[u], term) : term;
-                            has[u] = true;
-                        }
+                    for (unsigned v = 0; v < V; ++v) {
+                        const T term = sr.template multiply<T>(av.v[v], bv.v[v]);
+                        acc[u] = has[u] ? sr.template add<T>(acc[u], term) : term;
+                        has[u] = true;
                     }
                 }
             }
-            if (windowed && !within) {
-                std::uint64_t row_end = 0;
-                row = window.warp_row_of(x.off, x.nrows, begin, last, lane, row_end);
-                next_row_start = rel_of(row_end);
+        }
+        // The group's lanes. plus_times: a butterfly of one shuffle and one add a step (a lane without terms
+        // holds +0, so a sum of -0 terms comes out +0; + is commutative, so the same bits run after run), for
+        // double first halving the values a lane holds while there are several (lane s keeps the half its bit d
+        // selects and adds its partner's copy of that half: one shuffle a value kept, not one a value; a
+        // double's shuffle is two). Measured: double K = 64 8-15% faster, float within 4% either way, so float
+        // keeps the plain butterfly. Other semirings: lower lane first with a "has a term" flag (no identity
+        // assumed).
+        if constexpr (std::is_same_v<Sr, PlusTimes>) {
+            constexpr unsigned both = U < L ? U : L;
+            constexpr unsigned halvings = sizeof(T) < 8 ? 0 : both == 4 ? 2 : both == 2 ? 1 : 0;
+            const unsigned first = halve<L, U, halvings>(acc, s);  // the entry of acc[0] in this lane
+            constexpr unsigned held = U >> halvings, spread = L >> halvings;  // values a lane, lanes a value
+#pragma unroll
+            for (unsigned d = 1; d < spread; d *= 2)
+#pragma unroll
+                for (unsigned i = 0; i < held; ++i) acc[i] += __shfl_xor_sync(0xffffffffu, acc[i], d, L);
+            // The spread lanes that hold the same values write them, lane c of them values c, c + spread, ...:
+            // one store instruction for a warp's entries where a lane held them all (K = 32 floats: 16 values).
+            const unsigned c = s % spread;
+#pragma unroll
+            for (unsigned r = 0; r < held; r += spread) {
+                T v = acc[r];
+#pragma unroll
+                for (unsigned i = r + 1; i < held && i < r + spread; ++i)
+                    if (c == i - r) v = acc[i];
+                const unsigned q = p + (first + r + c) * E;
+                if (r + c < held && q < count) out[q] = v;
             }
-            // The group's lanes. plus_times: a butterfly of one shuffle and one add a step (a lane without terms
-            // holds +0, so a sum of -0 terms comes out +0; + is commutative, so the same bits run after run), for
-            // double first halving the values a lane holds while there are several (lane s keeps the half its bit d
-            // selects and adds its partner's copy of that half: one shuffle a value kept, not one a value; a
-            // double's shuffle is two). Measured: double K = 64 8-15% faster, float within 4% either way, so float
-            // keeps the plain butterfly. Other semirings: lower lane first with a "has a term" flag (no identity
-            // assumed).
-            if constexpr (std::is_same_v<Sr, PlusTimes>) {
-                constexpr unsigned both = U < L ? U : L;
-                constexpr unsigned halvings = sizeof(T) < 8 ? 0 : both == 4 ? 2 : both == 2 ? 1 : 0;
-                const unsigned first = halve<L, U, halvings>(acc, s);  // the entry of acc[0] in this lane
-                constexpr unsigned held = U >> halvings, spread = L >> halvings;  // values a lane, lanes a value
+        } else {
+            fold_flagged<L, U>(acc, has, s, sr);
 #pragma unroll
-                for (unsigned d = 1; d < spread; d *= 2)
+            for (unsigned u = 0; u < U; ++u)
+                if (p + u * E < count && s == 0) out[p + u * E] = acc[u];
+        }
+        // The step's columns into C, lane s of each group those of entries s, s + L, ... (as the values). (One
+        // helper for this selection and the values' compiled to other selects: 1% slower at K = 64-128, H100.)
+        if constexpr (late_cols && !col_window) {
 #pragma unroll
-                    for (unsigned i = 0; i < held; ++i) acc[i] += __shfl_xor_sync(0xffffffffu, acc[i], d, L);
-                // The spread lanes that hold the same values write them, lane c of them values c, c + spread, ...:
-                // one store instruction for a warp's entries where a lane held them all (K = 32 floats: 16 values).
-                const unsigned c = s % spread;
+            for (unsigned r = 0; r < U; r += L) {
+                ColIndex v = j[r];
 #pragma unroll
-                for (unsigned r = 0; r < held; r += spread) {
-                    T v = acc[r];
-#pragma unroll
-                    for (unsigned i = r + 1; i < held && i < r + spread; ++i)
-                        if (c == i - r) v = acc[i];
-                    const unsigned q = p + (first + r + c) * E;
-                    if (r + c < held && q < count) out[q] = v;
-                }
-            } else {
-                fold_flagged<L, U>(acc, has, s, sr);
-#pragma unroll
-                for (unsigned u = 0; u < U; ++u)
-                    if (p + u * E < count && s == 0) out[p + u * E] = acc[u];
-            }
-            // The step's columns into C, lane s of each group those of entries s, s + L, ... (as the values). (One
-            // helper for this selection and the values' compiled to other selects: 1% slower at K = 64-128, H100.)
-            if constexpr (late_cols && !col_window) {
-#pragma unroll
-                for (unsigned r = 0; r < U; r += L) {
-                    ColIndex v = j[r];
-#pragma unroll
-                    for (unsigned u = r + 1; u < U && u < r + L; ++u)
-                        if (s == u - r) v = j[u];
-                    const unsigned q = p + (r + s) * E;
-                    if (r + s < U && q < count) out_cols[q] = v;
-                }
+                for (unsigned u = r + 1; u < U && u < r + L; ++u)
+                    if (s == u - r) v = j[u];
+                const unsigned q = p + (r + s) * E;
+                if (r + s < U && q < count) out_cols[q] = v;
             }
         }
-    };
-    if constexpr (E == 2) {
-        window.load(x.off, x.nrows, row, begin, lane);
-        if (window.d_last <= dense_rows) run_steps(std::true_type{});
-        else run_steps(std::false_type{});
-    } else {
-        run_steps(std::bool_constant<(E >= 4)>{});
     }
 }
 
