@@ -1,8 +1,8 @@
 // PageRank on the public API: power iteration with one mxv per step (the teleport and sink terms ride along as
 // two extra entries of the iterate, see pagerank_detail::stepper) and, fused with it, one inner product into a
-// Scalar for the convergence test, read two steps late; and personalized PageRank for many seeds at once with one SpMM per step
-// (a DenseMatrix with a column per seed). Everything runs in the input matrix's context, so the same code runs
-// on the CPU and the CUDA backend.
+// Scalar for the convergence test, read two steps late; and personalized PageRank for many seeds at once with one
+// SpMM and one masked SpMM per step (a DenseMatrix with a column per seed). Everything runs in the input matrix's
+// context, so the same code runs on the CPU and the CUDA backend.
 //
 // The graph is the pattern of A: an entry A(u, v), whatever its value (weights are ignored, explicit zeros
 // count), is an arc u -> v; a self-loop is an arc and counts in the out-degree (as MATLAB and LAGraph do; an
@@ -243,8 +243,18 @@ PageRankResult pagerank(const Matrix<T>& a, const PageRankOptions& o = {}) {
 }
 
 // Personalized PageRank for every seed at once (see the top of this file): column j of the result is the
-// PageRank with restarts at seeds[j]. Seeds may repeat. Per iteration, one SpMM over the graph plus work
-// proportional to seeds² (the restart terms) and, for the convergence test, to N x seeds.
+// PageRank with restarts at seeds[j]. Seeds may repeat.
+//
+// The iterate is Y_t, (N+2) x seeds: the ranks r_t in rows 0..N-1, in row N each column's restart term of the
+// step before, c_j = (1-d) + d * (rank of the sinks in column j), scaled by 2^-60, and 1 in row N+1. A step is
+//
+//     Y_{t+1} = M Y_t            M = Pᵀ, with row N: d 2^-60 at the sinks and (1-d) 2^-60 in column N+1, and
+//                                M(N+1, N+1) = 1, so that row N of Y_{t+1} is c(r_t) 2^-60;
+//     Y_{t+1}<E> += F Y_{t+1}    E: the entries (seeds[j], j); F(s, N) = 2^60 for each seed s: c_j at (seeds[j], j)
+//
+// an SpMM and a masked SpMM of one entry a seed, and, for the convergence test, one column-wise inner product of
+// Y_{t+1} and Y_t under semiring<plus_monoid, absdiff_op> and its largest value. The powers of two are exact; the
+// L1 change of Y is that of r plus |c(r_t) - c(r_{t-1})| 2^-60 <= 2^-59, below the rounding of the sum itself.
 template <class T>
 PersonalizedPageRankResult personalized_pagerank(const Matrix<T>& a, std::span<const Index> seeds,
                                                  const PageRankOptions& o = {}) {
@@ -257,68 +267,96 @@ PersonalizedPageRankResult personalized_pagerank(const Matrix<T>& a, std::span<c
         if (seeds[j] >= n)
             throw InvalidIndex("personalized_pagerank: seed " + std::to_string(seeds[j]) + " (number " +
                                std::to_string(j + 1) + ") is outside a graph of " + std::to_string(n) + " vertices");
+    if (n > max_dimension - 2)
+        throw InvalidValue("personalized_pagerank: graphs of more than " + std::to_string(max_dimension - 2) +
+                           " vertices are not supported, got " + std::to_string(n));
     PersonalizedPageRankResult res{DenseMatrix<double>(n, k, 0.0, ctx)};
     if (n == 0 || k == 0) return res;
-    const double d = o.damping;
-    const pagerank_detail::Transition t = pagerank_detail::transition(a, d);
-
-    const std::vector<Index> seed_list(seeds.begin(), seeds.end()), cols_k = iota(k), zeros_k(k, 0);
-    const Matrix<double> at_seed = sparse(n, k, seed_list, cols_k, 1.0, ctx);  // E(seeds[j], j) = 1
-    const Matrix<double> ones_k = sparse(k, 1, cols_k, zeros_k, 1.0, ctx);
-    DenseMatrix<double> eye_host(k, k, 0.0, Context::cpu());
-    for (Index j = 0; j < k; ++j) eye_host(j, j) = 1;
-    const DenseMatrix<double> eye_k = eye_host.to(ctx);
-    // d at the sinks, as a 1 x N row: (d * sinks) R is d times each column's sink mass.
+    const double d = o.damping, down = 0x1p-60, up = 0x1p60;
+    const Index rows = n + 2, cn = n, one = n + 1;
+    pagerank_detail::Transition t = pagerank_detail::transition(a, d);
     std::vector<Index> all_idx, sink_idx;
     std::vector<double> sink_vals;
     t.sinks.extract_tuples(all_idx, sink_vals);
-    for (std::size_t k = 0; k < all_idx.size(); ++k)
-        if (sink_vals[k] != 0) sink_idx.push_back(all_idx[k]);
-    const Matrix<double> sink_row = sparse(1, n, std::vector<Index>(sink_idx.size(), 0), sink_idx, d, ctx);
+    std::vector<char> is_sink(n, 0);
+    for (std::size_t x = 0; x < all_idx.size(); ++x)
+        if (sink_vals[x] != 0) {
+            sink_idx.push_back(all_idx[x]);
+            is_sink[all_idx[x]] = 1;
+        }
+    std::vector<Index> er, ec;
+    std::vector<double> ev;
+    auto add = [&](Index i, Index j, double v) {
+        er.push_back(i);
+        ec.push_back(j);
+        ev.push_back(v);
+    };
+    for (Index s : sink_idx) add(cn, s, d * down);
+    add(cn, one, (1 - d) * down);  // an explicit zero when d = 1 keeps row N present
+    add(one, one, 1.0);
+    t.pt.resize(rows, rows);
+    Matrix<double> m(rows, rows, ctx);
+    eWiseAdd(m, no_mask, no_accum, plus_op{}, t.pt,
+             Matrix<double>::from_tuples(rows, rows, er, ec, ev, plus_op{}, ctx));
+    std::vector<Index> distinct(seeds.begin(), seeds.end());
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    const Matrix<double> f = sparse(rows, rows, distinct, std::vector<Index>(distinct.size(), cn), up, ctx);
+    const std::vector<Index> seed_list(seeds.begin(), seeds.end()), cols_k = iota(k);
+    const Matrix<double> at_seed = sparse(rows, k, seed_list, cols_k, 1.0, ctx);
+    // Y_0 = G I: e_{seeds[j]} in column j, c(e_{seeds[j]}) 2^-60 in row N, 1 in row N+1.
+    er.clear();
+    ec.clear();
+    ev.clear();
+    for (Index j = 0; j < k; ++j) {
+        add(seeds[j], j, 1.0);
+        add(cn, j, ((1 - d) + (is_sink[seeds[j]] ? d : 0.0)) * down);
+        add(one, j, 1.0);
+    }
+    const Matrix<double> g = Matrix<double>::from_tuples(rows, k, er, ec, ev, plus_op{}, ctx);
+    DenseMatrix<double> eye_host(k, k, 0.0, Context::cpu());
+    for (Index j = 0; j < k; ++j) eye_host(j, j) = 1;
+    const DenseMatrix<double> eye_k = eye_host.to(ctx);
+    // The ranks: Y's first N rows.
+    const Matrix<double> first_rows = sparse(n, rows, iota(n), iota(n), 1.0, ctx);
+    auto ranks_of = [&](const DenseMatrix<double>& y) {
+        mxm(res.rank, no_mask, no_accum, plus_times{}, first_rows, y);
+    };
     const bool watch = !o.ldbc || bool(o.progress);  // the L1 change is computed
     const std::size_t cap = o.ldbc ? o.iterations : o.max_iterations;
-    if (cap == 0) {
-        mxm(res.rank, no_mask, no_accum, plus_times{}, at_seed, eye_k);  // r_0 = E
-        return res;
-    }
     // As pagerank(): iterations t + 1 and t + 2 are queued before iteration t's change is read, each change a
-    // Scalar queued on the GPU (the largest column L1 distance, NaN when any is: their sum carries a NaN).
+    // Scalar queued on the GPU (the largest column L1 distance; a NaN is looked for once, after the last).
     struct Step {
-        DenseMatrix<double> r;
-        Scalar<double> largest, sum;
+        DenseMatrix<double> y;
+        Vector<double> l1;
+        Scalar<double> largest;
     };
     const std::size_t depth = 3;
     std::vector<Step> ring;
     for (std::size_t j = 0; j < depth; ++j)
-        ring.push_back(Step{DenseMatrix<double>(n, k, 0.0, ctx), Scalar<double>(ctx), Scalar<double>(ctx)});
+        ring.push_back(Step{DenseMatrix<double>(rows, k, 0.0, ctx), Vector<double>(k, ctx), Scalar<double>(ctx)});
     auto slot = [&](std::size_t i) -> Step& { return ring[i % depth]; };  // iteration i, from 0
-    mxm(slot(0).r, no_mask, no_accum, plus_times{}, at_seed, eye_k);  // r_0 = E
-    Vector<double> l1(k, ctx);
-    DenseMatrix<double> restart(1, k, 1 - d, ctx);
+    mxm(slot(0).y, no_mask, no_accum, plus_times{}, g, eye_k);
+    if (cap == 0) {
+        ranks_of(slot(0).y);
+        return res;
+    }
     std::size_t queued = 0;
     for (std::size_t i = 1;; ++i) {
         for (; queued < cap && queued < i + depth - 1; ++queued) {  // iterations up to i + 2
-            const DenseMatrix<double>& r = slot(queued).r;
+            const DenseMatrix<double>& y = slot(queued).y;
             Step& to = slot(queued + 1);
-            // restart(j) = (1-d) + d * (rank of the sinks in column j), added at seeds[j] as E * diag(restart).
-            restart.fill(1 - d);
-            if (!sink_idx.empty()) mxm(restart, no_mask, plus_op{}, plus_times{}, sink_row, r);
-            DenseMatrix<double> diag_restart = eye_k;
-            mxm(diag_restart, no_mask, times_op{}, plus_times{}, ones_k, restart);
-            mxm(to.r, no_mask, no_accum, plus_times{}, t.pt, r);  // d * sum_{u->v} r(u)/outdeg(u), every seed
-            // Rows without a seed add plus's identity: the GPU leaves them untouched (an in-place accumulate).
-            mxm(to.r, no_mask, plus_op{}, plus_times{}, at_seed, diag_restart);
+            mxm(to.y, no_mask, no_accum, plus_times{}, m, y);
+            mxm(to.y, at_seed, plus_op{}, plus_times{}, f, to.y, Descriptor{.mask_structure = true});
             if (watch) {
-                inner(l1, no_mask, no_accum, semiring<plus_monoid, absdiff_op>{}, to.r, r,
+                inner(to.l1, no_mask, no_accum, semiring<plus_monoid, absdiff_op>{}, to.y, y,
                       Descriptor{.transpose_a = true});
-                reduce(to.largest, no_accum, max_monoid{}, l1);
-                reduce(to.sum, no_accum, plus_monoid{}, l1);
+                reduce(to.largest, no_accum, max_monoid{}, to.l1);
             }
         }
         res.iterations = i;
         if (watch) {
-            const double sum = slot(i).sum.value(), largest = slot(i).largest.value();
-            res.l1_change = std::isnan(sum) ? sum : largest;  // a NaN never passes the test
+            res.l1_change = slot(i).largest.value();
             if (o.progress) o.progress(i, res.l1_change);
             if (!o.ldbc && res.l1_change < o.tolerance) {
                 res.converged = true;
@@ -327,7 +365,14 @@ PersonalizedPageRankResult personalized_pagerank(const Matrix<T>& a, std::span<c
         }
         if (i == cap) break;
     }
-    res.rank = std::move(slot(res.iterations).r);
+    if (watch) {  // a NaN in any column (max passes over it) never converges
+        const double sum = reduce(plus_monoid{}, slot(res.iterations).l1);
+        if (std::isnan(sum)) {
+            res.l1_change = sum;
+            res.converged = false;
+        }
+    }
+    ranks_of(slot(res.iterations).y);
     return res;
 }
 

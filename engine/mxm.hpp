@@ -1,6 +1,6 @@
 // mxm: the one entry point for products with a matrix result. What it is given picks the kernel:
 //   Matrix x Matrix                     -> SpGEMM (masked SpGEMM when a mask is given)
-//   Matrix x DenseMatrix -> DenseMatrix -> SpMM
+//   Matrix x DenseMatrix -> DenseMatrix -> SpMM (masked SpMM when a mask is given)
 //   DenseMatrix x DenseMatrix under a sparse mask -> SDDMM
 #pragma once
 #include <utility>
@@ -86,6 +86,52 @@ void mxm(DenseMatrix<TC>& c, NoMask, Accum accum, Sr, const Matrix<TA>& a, const
     DenseMatrix<TC> t = cpu::spmm<Sr, TC>(d.transpose_a ? a.transposed() : a, d.transpose_b ? b.transposed() : b);
     if constexpr (std::is_same_v<Accum, NoAccum>) c = std::move(t);
     else cpu::dense_accumulate(c, t, accum);
+}
+
+// Masked SpMM: C<M> accum= op(A) ⊕.⊗ op(B) with B and C dense: each entry the mask allows (its true values, or
+// its pattern with mask_structure; where it has none with mask_complement) as in the SpMM above, the others kept.
+// B may be C (the values computed from B as it was). A dense C keeps every entry, so `replace` is refused. On the
+// GPU a thread per mask entry (engine/cuda/spmm/masked.cu), for masks of few entries; a complemented mask is the
+// SpMM above with the mask's entries saved and put back.
+template <class Sr, class TC, class M, class Accum, class TA, class TB>
+void mxm(DenseMatrix<TC>& c, const Matrix<M>& mask, Accum accum, Sr, const Matrix<TA>& a, const DenseMatrix<TB>& b,
+         const Descriptor& d = {}) {
+    const Index m = detail::rows_of(a, d.transpose_a), k = detail::cols_of(a, d.transpose_a);
+    const Index kb = detail::rows_of(b, d.transpose_b), n = detail::cols_of(b, d.transpose_b);
+    detail::require(k == kb, "mxm (masked SpMM)", "inner dimensions differ: A is " + detail::shape(m, k) +
+                                                      " and B is " + detail::shape(kb, n) + " (after transposes)");
+    detail::require(c.nrows() == m && c.ncols() == n, "mxm (masked SpMM)",
+                    "C is " + detail::shape(c.nrows(), c.ncols()) + " but A*B is " + detail::shape(m, n));
+    detail::check_mask(mask, m, n, "mxm (masked SpMM)");
+    if (d.replace)
+        throw InvalidValue("mxm (masked SpMM): a dense C keeps every entry, so replace has nothing to clear; "
+                           "fill C first instead");
+    detail::same_context("mxm (masked SpMM)", c, mask, a, b);
+    trace("mxm: masked SpMM %zux%zu * dense %zux%zu under a %smask of %zu entries", size_t(m), size_t(k), size_t(kb),
+          size_t(n), d.mask_complement ? "complemented " : "", size_t(mask.nvals()));
+    HYBLA_ON_GPU(c) {
+        using namespace cuda_dispatch;
+        MaskHolder mh(mask, d);
+        if (d.mask_complement) {  // the product everywhere, the mask's entries as they were
+            const Array<TC> kept = cuda::dense_entries(c, *mh.get(), mh.nvals());
+            Descriptor plain = d;
+            plain.mask_complement = plain.mask_structure = false;
+            mxm(c, no_mask, accum, Sr{}, a, b, plain);
+            cuda::set_dense_entries(c, *mh.get(), mh.nvals(), kept);
+            return;
+        }
+        mh.add_entry_rows();  // each entry's row (cached with the mask) instead of a search
+        auto code = semiring_code<Sr>("mxm (masked SpMM)");
+        auto aa = as_type<TC>(d.transpose_a ? a.transposed() : a);
+        auto bb = as_type<TC>(b);
+        const auto bt = d.transpose_b ? bb.get().transposed_ptr() : nullptr;  // held: writing C drops C's cache
+        const auto acc = accum_code(accum, "mxm (masked SpMM)");
+        cuda::spmm_masked(c, *mh.get(), mh.nvals(), aa.get(), bt ? *bt : bb.get(), code, acc ? &*acc : nullptr);
+        return;
+    }
+    const auto bt = d.transpose_b ? b.transposed_ptr() : nullptr;  // held: writing C drops C's cache
+    cpu::spmm_masked<Sr>(c, mask, d.mask_structure, d.mask_complement, accum, d.transpose_a ? a.transposed() : a,
+                         bt ? *bt : b);
 }
 
 // SDDMM: C<M> accum= op(A) ⊕.⊗ op(B) with A and B dense, computed only where the (non-complemented) mask is.

@@ -1021,3 +1021,139 @@ TEST_CASE("SpMM: one matrix at alternating widths keeps a plan per width", "[mxm
     run.operator()<float>(601);
     run.operator()<double>(602);
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// Masked SpMM: C<M> accum= op(A) ⊕.⊗ op(B) into a dense C, only where the mask allows (the overload of
+// engine/mxm.hpp taking a Matrix mask and a DenseMatrix C); every other entry of C keeps its value. On the GPU a
+// thread per mask entry (engine/cuda/spmm/masked.cu), with B = C computed in one block (at most 1024 entries) or
+// through a buffer (more); a complemented mask saves the mask's entries, runs the SpMM, puts them back.
+
+// Where the mask allows: its pattern (structural), or its entries that are not 0; the complement of that.
+template <class M>
+std::vector<char> allowed_by(const Sparse<M>& mask, Index width, bool structure, bool complement) {
+    std::vector<char> ok(mask.m * width, complement);
+    for (Index i = 0; i < mask.m; ++i)
+        for (std::size_t p = mask.ptr[i]; p < mask.ptr[i + 1]; ++p)
+            if (structure || mask.val[p] != M(0)) ok[i * width + mask.col[p]] = !complement;
+    return ok;
+}
+
+// got(i,j) against accum(c0, (op(A) ⊕.⊗ op(B))(i,j)) where allowed (a row's terms folded in increasing column
+// order from the first; an empty row gives the identity), and against c0 elsewhere (exactly).
+template <class Sr, class T, class Accum>
+Outcome compare_masked(const Sparse<T>& a, const DenseMatrix<T>& b, const DenseMatrix<T>& c0, const DenseMatrix<T>& got,
+                       const std::vector<char>& allowed, Accum accum) {
+    using W = Wide<T>;
+    const Index K = b.ncols();
+    const double rel = tolerance<Sr, T, Accum>();
+    Outcome o;
+    const T* bd = b.data().data();
+    const T* cd = c0.data().data();
+    const T* gd = got.data().data();
+    for (Index i = 0; i < a.m; ++i)
+        for (Index j = 0; j < K; ++j) {
+            const W c = W(cd[i * K + j]), g = W(gd[i * K + j]);
+            W want = c;
+            if (allowed[i * K + j]) {
+                W s = Sr::template zero<W>();
+                for (std::size_t p = a.ptr[i]; p < a.ptr[i + 1]; ++p) {
+                    const W t = Sr::template multiply<W>(W(a.val[p]), W(bd[a.col[p] * K + j]));
+                    s = p == a.ptr[i] ? t : Sr::template add<W>(s, t);
+                }
+                if constexpr (std::is_same_v<Accum, NoAccum>) want = s;
+                else want = accum(c, s);
+                o.informative += !same(want, c, 0.0, 0.0);
+            }
+            if (!same(g, want, allowed[i * K + j] ? rel : 0.0, 0.0) && o.bad++ == 0) {
+                std::ostringstream os;
+                os << std::setprecision(17) << "first difference at (" << i << ", " << j << ") of " << a.m << "x" << K
+                   << (allowed[i * K + j] ? " (allowed)" : " (not allowed)") << ": got " << +g << ", expected "
+                   << +want << " (C started as " << +c << ")";
+                o.first = os.str();
+            }
+            o.changed += !allowed[i * K + j];  // entries that must have kept their value
+        }
+    if (o.bad > 1) o.first += "; " + std::to_string(o.bad) + " entries differ";
+    return o;
+}
+
+TEST_CASE("masked SpMM against brute force: shapes, widths, masks, accumulators, transposes, B is C",
+          "[mxm][spmm][masked]") {
+    auto run = [&]<class Sr, class T, class Accum>(std::uint64_t seed, Accum accum) {
+        struct Shape {
+            Index m, n;
+            std::vector<Index> lengths;
+        };
+        std::vector<Shape> shapes{{0, 5, {}}, {1, 1, {1}}, {37, 29, uniform_lengths(37, 0, 6, seed)},
+                                  {2003, 2003, skewed(2003, 2003, 1500, 7, seed)}};
+        std::size_t step = 0;
+        for (const Shape& s : shapes)
+            for (Index K : {Index(1), Index(3), Index(47), Index(64)}) {
+                if (!ref::in_shard()) continue;
+                const std::size_t v = step++;
+                const bool ta = v % 2, tb = v % 3 == 1, structure = v % 4 < 2, complement = v % 5 == 3;
+                const Sparse<T> a = sparse<T>(s.n, s.lengths, seed + v, plain_fill<T>(seed + v));
+                const DenseMatrix<T> b = dense<T>(s.n, K, plain_fill<T>(seed + 7 * v));
+                const DenseMatrix<T> c0 = dense<T>(s.m, K, plain_fill<T>(seed + 11 * v));
+                // Masks of about 2 entries a row, some with value 0 (false unless structural); larger for the wide
+                // shapes, so that the mask has more than 1024 entries there.
+                const Sparse<double> mk = sparse<double>(K, uniform_lengths(s.m, 0, std::min<Index>(K, 4), seed + v),
+                                                         seed + 13 * v, pick_fill<double>(seed + v, {0.0, 1.0, 2.5}));
+                const std::vector<char> ok = allowed_by(mk, K, structure, complement);
+                INFO(type_name<T>() << ": " << s.m << "x" << s.n << " with " << a.nnz() << " entries, width " << K
+                                    << ", mask of " << mk.nnz() << " entries, structure=" << structure
+                                    << " complement=" << complement << " tA=" << ta << " tB=" << tb);
+                DenseMatrix<T> c = c0.to(default_context());
+                mxm(c, to_matrix(mk, false), accum, Sr{}, to_matrix(a, ta), (tb ? transposed(b) : b).to(default_context()),
+                    Descriptor{.transpose_a = ta, .transpose_b = tb, .mask_complement = complement,
+                               .mask_structure = structure});
+                const Outcome r = compare_masked<Sr>(a, b, c0, c.to(Context::cpu()), ok, accum);
+                INFO(r.first);
+                REQUIRE(r.bad == 0);
+                if (s.m >= 37) REQUIRE(r.informative > 0);
+            }
+        // B is C: A square, the values read from C as it was, for masks of at most and of more than 1024 entries.
+        for (Index per_row : {Index(1), Index(3)}) {
+            if (!ref::in_shard()) continue;
+            const Index m = 503, K = 16;
+            const Sparse<T> a = sparse<T>(m, skewed(m, m, 400, 5, seed + per_row), seed, plain_fill<T>(seed));
+            const DenseMatrix<T> c0 = dense<T>(m, K, plain_fill<T>(seed + 3));
+            const Sparse<double> mk = sparse<double>(K, uniform_lengths(m, per_row, per_row, seed), seed + 5,
+                                                     plain_fill<double>(seed + 9));
+            REQUIRE((per_row == 1 ? mk.nnz() <= 1024 : mk.nnz() > 1024));
+            const std::vector<char> ok = allowed_by(mk, K, true, false);
+            INFO(type_name<T>() << ": B is C, " << m << "x" << K << ", mask of " << mk.nnz() << " entries");
+            DenseMatrix<T> c = c0.to(default_context());
+            mxm(c, to_matrix(mk, false), accum, Sr{}, to_matrix(a, false), c, Descriptor{.mask_structure = true});
+            const Outcome r = compare_masked<Sr>(a, c0, c0, c.to(Context::cpu()), ok, accum);
+            INFO(r.first);
+            REQUIRE(r.bad == 0);
+            REQUIRE(r.informative > 0);
+            REQUIRE(r.changed > 0);
+        }
+    };
+    run.operator()<plus_times, double>(701, no_accum);
+    run.operator()<plus_times, double>(702, plus_op{});
+    run.operator()<plus_times, float>(703, no_accum);
+    run.operator()<plus_times, float>(704, times_op{});
+    run.operator()<min_plus, std::int64_t>(705, min_op{});
+    run.operator()<max_times, double>(706, no_accum);
+    run.operator()<plus_times, std::int32_t>(707, minus_op{});
+}
+
+TEST_CASE("masked SpMM refuses replace and a mask of another shape", "[mxm][spmm][masked]") {
+    const Matrix<double> a = Matrix<double>::from_tuples(3, 4, {0, 2}, {1, 3}, {1.0, 2.0});
+    const DenseMatrix<double> b(4, 2, 1.0);
+    DenseMatrix<double> c(3, 2, 0.0);
+    const Matrix<bool> mask = Matrix<bool>::from_tuples(3, 2, {0}, {1}, {true});
+    CHECK_THROWS_WITH(mxm(c, mask, no_accum, plus_times{}, a, b, Descriptor{.replace = true}),
+                      "mxm (masked SpMM): a dense C keeps every entry, so replace has nothing to clear; fill C first "
+                      "instead");
+    CHECK_THROWS_AS(mxm(c, Matrix<bool>(2, 2), no_accum, plus_times{}, a, b), DimensionMismatch);
+    CHECK_THROWS_AS(mxm(c, mask, no_accum, plus_times{}, a, DenseMatrix<double>(3, 2)), DimensionMismatch);
+    mxm(c, mask, no_accum, plus_times{}, a, b);
+    const DenseMatrix<double> h = c.to(Context::cpu());
+    CHECK(h(0, 1) == 1.0);
+    CHECK(h(0, 0) == 0.0);
+    CHECK(h(2, 1) == 0.0);
+}

@@ -1,7 +1,12 @@
 // SpMM (sparse x dense) and SDDMM (dense x dense sampled by a sparse mask) on the CPU, row-parallel with
 // rows split by nnz for power-law graphs.
 #pragma once
+#include <type_traits>
+#include <utility>
+#include <vector>
+
 #include "engine/cpu/parallel.hpp"
+#include "engine/descriptor.hpp"
 #include "engine/dense_matrix.hpp"
 #include "engine/matrix.hpp"
 
@@ -36,6 +41,50 @@ DenseMatrix<TC> spmm(const Matrix<TA>& a, const DenseMatrix<TB>& b) {
         }
     });
     return DenseMatrix<TC>::import_row_major(m, w, std::move(out));
+}
+
+// C(i,j) accum= ⊕_u A(i,u) ⊗ B(u,j) where the mask allows (its pattern, or its true values; where it does not
+// with complement), each entry as in spmm (an empty row of A gives the identity); C's other entries stay. B may
+// be C: every value is computed from B as it was.
+template <class Sr, class TC, class M, class Accum, class TA, class TB>
+void spmm_masked(DenseMatrix<TC>& c, const Matrix<M>& mask, bool structure, bool complement, Accum accum,
+                 const Matrix<TA>& a, const DenseMatrix<TB>& b) {
+    const Index m = c.nrows(), w = c.ncols();
+    const auto mc = mask.col_indices().data();
+    const auto mv = mask.values().data();
+    const auto ac = a.col_indices().data();
+    const auto av = a.values().data();
+    const auto bd = b.data();
+    auto cd = c.data();
+    auto dot = [&](Index i, Index j) {
+        Offset p = a.row_begin(i);
+        if (p == a.row_end(i)) return Sr::template zero<TC>();
+        TC s = Sr::template multiply<TC>(TC(av[p]), TC(bd[Index(ac[p]) * w + j]));
+        for (++p; p < a.row_end(i); ++p)
+            s = Sr::template add<TC>(s, Sr::template multiply<TC>(TC(av[p]), TC(bd[Index(ac[p]) * w + j])));
+        return s;
+    };
+    auto put = [&](TC& x, TC v) {
+        if constexpr (std::is_same_v<Accum, NoAccum>) x = v;
+        else x = TC(accum(x, v));
+    };
+    // Per row: the allowed columns' values first (B may be C), then stored.
+    std::vector<std::vector<std::pair<Index, TC>>> rows(m);
+    parallel_for_each(m, [&](Index i) {
+        std::vector<bool> in(complement ? w : 0, false);
+        auto& out = rows[i];
+        for (Offset p = mask.row_begin(i); p < mask.row_end(i); ++p) {
+            if (!structure && !(mv[p] != M(0))) continue;
+            if (complement) in[mc[p]] = true;
+            else out.emplace_back(Index(mc[p]), dot(i, mc[p]));
+        }
+        if (complement)
+            for (Index j = 0; j < w; ++j)
+                if (!in[j]) out.emplace_back(j, dot(i, j));
+    }, 64);
+    parallel_for_each(m, [&](Index i) {
+        for (auto [j, v] : rows[i]) put(cd[i * w + j], v);
+    }, 64);
 }
 
 // T(i,j) = ⊕_x A(i,x) ⊗ Bt(j,x) for every (i,j) where the mask is true (the pattern, or true values).

@@ -137,6 +137,14 @@ template <class T> void spmm_into(DenseMatrix<T>& c, const Matrix<T>& a, const D
 // C = accum(C, A ⊕.⊗ B) in place (C of A's rows and B's columns; C must not share storage with B).
 template <class T>
 void spmm_accumulate(DenseMatrix<T>& c, const Matrix<T>& a, const DenseMatrix<T>& b, SemiringCode sr, BinaryOp accum);
+// C(i,j) = accum(C(i,j), ⊕_u A(i,u) ⊗ B(u,j)) at the mask's nnz entries only (not complemented; accum null: C(i,j)
+// = the sum); B may be C (every value is computed before any is stored). spmm/masked.cu.
+template <class T>
+void spmm_masked(DenseMatrix<T>& c, const MaskPattern& mask, Offset nnz, const Matrix<T>& a, const DenseMatrix<T>& b,
+                 SemiringCode sr, const BinaryOp* accum);
+// C's values at the mask's nnz entries, in the mask's order; and those values put back (a complemented mask).
+template <class T> Array<T> dense_entries(const DenseMatrix<T>& c, const MaskPattern& mask, Offset nnz);
+template <class T> void set_dense_entries(DenseMatrix<T>& c, const MaskPattern& mask, Offset nnz, const Array<T>& vals);
 // The row of each entry of a pattern of fewer than 2^32 rows (the shares kernel of SDDMM reads it).
 Array<std::uint32_t> entry_rows(const Offset* offsets, Index nrows, Offset nnz, const Context& ctx);
 // T(i,j) = ⊕_x A(i,x) ⊗ Bt(j,x) over the mask's pattern; without its row array, the rows kernel.
