@@ -28,11 +28,11 @@ inline bool dependent_launch(int device) { return compute_capability_major(devic
 
 // Launches kernel as a programmatic dependent of the stream's previous kernel (see wait_for_previous_kernel).
 template <class... Params, class... Args>
-void launch_after_previous(void (*kernel)(Params...), unsigned blocks, unsigned threads, cudaStream_t stream,
-                           int device, const char* what, Args... args) {
+void launch_after_previous(void (*kernel)(Params...), dim3 blocks, dim3 threads, cudaStream_t stream, int device,
+                           const char* what, Args... args) {
     cudaLaunchConfig_t cfg{};
-    cfg.gridDim = dim3(blocks);
-    cfg.blockDim = dim3(threads);
+    cfg.gridDim = blocks;
+    cfg.blockDim = threads;
     cfg.dynamicSmemBytes = 0;
     cfg.stream = stream;
     cudaLaunchAttribute attr[1];

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "engine/cuda/backend.hpp"
+#include "engine/cuda/launch.cuh"
 #include "engine/cuda/opcodes.hpp"
 #include "engine/cuda/runtime.hpp"
 #include "engine/dense_matrix.hpp"
@@ -75,9 +76,12 @@ struct Store {
     }
 };
 
-// Each entry computed and stored (B is not C).
+// Every kernel here is launched as a programmatic dependent (engine/cuda/launch.cuh): it starts by waiting for
+// the kernel before. Each entry computed and stored (B is not C).
 template <class T>
 __global__ void __launch_bounds__(block) direct_kernel(Entries m, Product<T> p, Store<T> out) {
+    wait_for_previous_kernel();
+    allow_next_kernel();
     for (Offset e = Offset(blockIdx.x) * block + threadIdx.x; e < m.nnz; e += Offset(gridDim.x) * block) {
         const Index i = m.row_of(e);
         out.put(i, m.cols[e], p.at(i, m.cols[e]));
@@ -87,6 +91,8 @@ __global__ void __launch_bounds__(block) direct_kernel(Entries m, Product<T> p, 
 // B is C, at most one_block_most entries: one block computes every entry, then stores them.
 template <class T>
 __global__ void __launch_bounds__(one_block_most) one_block_kernel(Entries m, Product<T> p, Store<T> out) {
+    wait_for_previous_kernel();
+    allow_next_kernel();
     const Offset e = threadIdx.x;
     Index i = 0;
     T v{};
@@ -101,18 +107,24 @@ __global__ void __launch_bounds__(one_block_most) one_block_kernel(Entries m, Pr
 // B is C, more entries: the values into a buffer, stored by scatter_kernel after.
 template <class T>
 __global__ void __launch_bounds__(block) values_kernel(Entries m, Product<T> p, T* vals) {
+    wait_for_previous_kernel();
+    allow_next_kernel();
     for (Offset e = Offset(blockIdx.x) * block + threadIdx.x; e < m.nnz; e += Offset(gridDim.x) * block)
         vals[e] = p.at(m.row_of(e), m.cols[e]);
 }
 
 template <class T>
 __global__ void __launch_bounds__(block) scatter_kernel(Entries m, const T* vals, Store<T> out) {
+    wait_for_previous_kernel();
+    allow_next_kernel();
     for (Offset e = Offset(blockIdx.x) * block + threadIdx.x; e < m.nnz; e += Offset(gridDim.x) * block)
         out.put(m.row_of(e), m.cols[e], vals[e]);
 }
 
 template <class T>
 __global__ void __launch_bounds__(block) gather_kernel(Entries m, const T* c, std::uint64_t w, T* vals) {
+    wait_for_previous_kernel();
+    allow_next_kernel();
     for (Offset e = Offset(blockIdx.x) * block + threadIdx.x; e < m.nnz; e += Offset(gridDim.x) * block)
         vals[e] = c[std::uint64_t(m.row_of(e)) * w + m.cols[e]];
 }
@@ -141,15 +153,18 @@ void spmm_masked(DenseMatrix<T>& c, const MaskPattern& mask, Offset nnz, const M
                        b.storage().data(), b.ncols(), sr};
     const Store<T> out{c.storage().data(), c.ncols(), accum != nullptr, accum ? *accum : BinaryOp::first};
     if (b.storage().data() != std::as_const(c).storage().data()) {
-        direct_kernel<T><<<grid_for(nnz), block, 0, stream>>>(m, p, out);
+        launch_after_previous(direct_kernel<T>, grid_for(nnz), block, stream, ctx.device(), "masked SpMM kernel", m, p,
+                              out);
     } else if (nnz <= one_block_most) {
-        one_block_kernel<T><<<1, unsigned(nnz), 0, stream>>>(m, p, out);
+        launch_after_previous(one_block_kernel<T>, 1, unsigned(nnz), stream, ctx.device(), "masked SpMM kernel", m, p,
+                              out);
     } else {
         Array<T> vals(nnz, ctx);
-        values_kernel<T><<<grid_for(nnz), block, 0, stream>>>(m, p, vals.data());
-        scatter_kernel<T><<<grid_for(nnz), block, 0, stream>>>(m, vals.data(), out);
+        launch_after_previous(values_kernel<T>, grid_for(nnz), block, stream, ctx.device(), "masked SpMM kernel", m, p,
+                              vals.data());
+        launch_after_previous(scatter_kernel<T>, grid_for(nnz), block, stream, ctx.device(), "masked SpMM kernel", m,
+                              static_cast<const T*>(vals.data()), out);
     }
-    checked(int(cudaGetLastError()), "masked SpMM kernel");
 }
 
 template <class T>
@@ -159,9 +174,9 @@ Array<T> dense_entries(const DenseMatrix<T>& c, const MaskPattern& mask, Offset 
     Array<T> vals(nnz, ctx);
     if (nnz == 0) return vals;
     checked(int(cudaSetDevice(ctx.device())), "cudaSetDevice");
-    gather_kernel<T><<<grid_for(nnz), block, 0, static_cast<cudaStream_t>(ctx.stream())>>>(
-        entries_of(mask, nnz, c.nrows()), c.storage().data(), c.ncols(), vals.data());
-    checked(int(cudaGetLastError()), "dense gather kernel");
+    launch_after_previous(gather_kernel<T>, grid_for(nnz), block, static_cast<cudaStream_t>(ctx.stream()), ctx.device(),
+                          "dense gather kernel", entries_of(mask, nnz, c.nrows()), c.storage().data(), c.ncols(),
+                          vals.data());
     return vals;
 }
 
@@ -171,9 +186,9 @@ void set_dense_entries(DenseMatrix<T>& c, const MaskPattern& mask, Offset nnz, c
     if (nnz == 0) return;
     const Context& ctx = c.context();
     checked(int(cudaSetDevice(ctx.device())), "cudaSetDevice");
-    scatter_kernel<T><<<grid_for(nnz), block, 0, static_cast<cudaStream_t>(ctx.stream())>>>(
-        entries_of(mask, nnz, c.nrows()), vals.data(), Store<T>{c.storage().data(), c.ncols(), false, BinaryOp::first});
-    checked(int(cudaGetLastError()), "dense scatter kernel");
+    launch_after_previous(scatter_kernel<T>, grid_for(nnz), block, static_cast<cudaStream_t>(ctx.stream()),
+                          ctx.device(), "dense scatter kernel", entries_of(mask, nnz, c.nrows()), vals.data(),
+                          Store<T>{c.storage().data(), c.ncols(), false, BinaryOp::first});
 }
 
 #define HYBLA_INSTANTIATE(T)                                                                                          \

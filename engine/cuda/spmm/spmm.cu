@@ -149,8 +149,9 @@ void launch_shape(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, const
     kernel<<<blocks_for(std::max(x.workers * L, for_rows)), block_size, 0, stream>>>(x, sr);
     checked(int(cudaGetLastError()), "SpMM kernel");
     if (x.workers > 1) {
-        combine_kernel<T, Sr><<<blocks_for((x.workers - 1) * warp_size), block_size, 0, stream>>>(x, sr);
-        checked(int(cudaGetLastError()), "SpMM combine kernel");
+        // A programmatic dependent (engine/cuda/launch.cuh): placed while spmm_kernel runs, no launch gap.
+        launch_after_previous(combine_kernel<T, Sr>, blocks_for((x.workers - 1) * warp_size), block_size, stream,
+                              ctx.device(), "SpMM combine kernel", x, sr);
     }
     trace("cuda spmm: %llu entries, width %llu: %u lanes a worker, %u values a load, %u loads a lane, %u entries "
           "a batch, %u blocks a multiprocessor; %llu entries a worker, %llu workers",

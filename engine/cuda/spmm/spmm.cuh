@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "engine/config.hpp"
+#include "engine/cuda/launch.cuh"
 #include "engine/cuda/opcodes.hpp"
 #include "engine/cuda/warp.cuh"
 
@@ -101,6 +102,7 @@ __global__ void __launch_bounds__(block_size, MB) spmm_kernel(Args<T> x, Sr sr) 
     constexpr bool has_identity = std::is_same_v<Sr, PlusTimes>;
     const unsigned lane = threadIdx.x % warp_size, s = lane % L;
     const unsigned mask = L == warp_size ? 0xffffffffu : ((1u << L) - 1u) << (lane - s);
+    allow_next_kernel();  // combine_kernel's blocks may be placed now (they wait for this kernel's results)
     empty_rows<T, Sr>(x, sr);
     const std::uint64_t worker = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / L;
     if (worker >= x.workers) return;  // the whole group: `worker` is the same on its lanes
@@ -233,6 +235,8 @@ __global__ void __launch_bounds__(block_size) combine_kernel(Args<T> x, Sr sr) {
     __shared__ unsigned n_long;
     __shared__ T run_sum[block_size];
     __shared__ bool run_has[block_size];
+    wait_for_previous_kernel();  // launched as a programmatic dependent of spmm_kernel
+    allow_next_kernel();
     const unsigned t = threadIdx.x, lane = t % warp_size, y = t / warp_size;
     const std::uint64_t w = x.w;
     auto part = [&](std::uint64_t b, std::uint64_t j, std::uint64_t c) {

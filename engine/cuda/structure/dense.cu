@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "engine/cuda/backend.hpp"
+#include "engine/cuda/launch.cuh"
 #include "engine/cuda/opcodes.hpp"
 #include "engine/cuda/structure/keys.cuh"
 #include "engine/cuda/warp.cuh"
@@ -56,6 +57,8 @@ __global__ void column_inner_kernel(std::uint64_t n, std::uint64_t k, std::uint6
                                     const T* b, T* partial, RuntimeSemiring sr) {
     __shared__ T s[col_y][col_x];
     __shared__ bool has[col_y][col_x];
+    wait_for_previous_kernel();  // both column kernels are programmatic dependents (engine/cuda/launch.cuh)
+    allow_next_kernel();
     const std::uint64_t j = std::uint64_t(blockIdx.x) * col_x + threadIdx.x;
     const std::uint64_t r0 = std::uint64_t(blockIdx.y) * rows_per_chunk;
     const std::uint64_t r1 = r0 + rows_per_chunk < n ? r0 + rows_per_chunk : n;
@@ -85,6 +88,8 @@ __global__ void column_inner_kernel(std::uint64_t n, std::uint64_t k, std::uint6
 template <class T>
 __global__ void column_fold_kernel(std::uint64_t k, std::uint64_t chunks, const T* partial, T* out,
                                    std::uint8_t* marked, RuntimeSemiring sr) {
+    wait_for_previous_kernel();
+    allow_next_kernel();
     const unsigned lane = threadIdx.x % 32;
     const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) / 32;
     for (std::uint64_t j = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; j < k; j += warps) {
@@ -160,12 +165,13 @@ Vector<T> dense_column_inner(const DenseMatrix<T>& a, const DenseMatrix<T>* b, S
     Array<T> partial(used * k, ctx), out(k, ctx);
     Array<std::uint8_t> marked(k, ctx);
     // Grid x is limited to 2^31 - 1 panels, y to 65535 chunks (used <= max_chunks).
-    column_inner_kernel<T><<<dim3(unsigned(panels), unsigned(used)), dim3(col_x, col_y), 0, s>>>(
-        n, k, rows_per_chunk, a.storage().data(), b ? b->storage().data() : nullptr, partial.data(), RuntimeSemiring{sr});
-    check_launch("dense column reduction");
-    column_fold_kernel<T><<<unsigned(std::min<std::uint64_t>((k * 32 + 255) / 256, 1u << 16)), 256, 0, s>>>(
-        k, used, partial.data(), out.data(), marked.data(), RuntimeSemiring{sr});
-    check_launch("dense column reduction (chunks)");
+    // Programmatic dependents (engine/cuda/launch.cuh): each placed while the kernel before it runs.
+    launch_after_previous(column_inner_kernel<T>, dim3(unsigned(panels), unsigned(used)), dim3(col_x, col_y), s,
+                          ctx.device(), "dense column reduction", n, k, rows_per_chunk, a.storage().data(),
+                          b ? b->storage().data() : static_cast<const T*>(nullptr), partial.data(), RuntimeSemiring{sr});
+    launch_after_previous(column_fold_kernel<T>, unsigned(std::min<std::uint64_t>((k * 32 + 255) / 256, 1u << 16)),
+                          256u, s, ctx.device(), "dense column reduction (chunks)", k, used,
+                          static_cast<const T*>(partial.data()), out.data(), marked.data(), RuntimeSemiring{sr});
     // Full, its count known here: nothing is read back (import_dense would check it on the host, a wait).
     return Vector<T>::adopt(k, k, true, Array<Index>(0, ctx), std::move(out), std::move(marked));
 }
