@@ -16,17 +16,29 @@
 
 namespace hybla {
 
+namespace detail {
+// op(A) and op(B) of C = op(A) ⊕.⊗ op(B): their inner dimensions agree and C has the product's shape, or a
+// DimensionMismatch naming `op`. Returns the product's m, inner k and n.
+struct ProductShape {
+    Index m, k, n;
+};
+template <class TCm, class TAm, class TBm>
+ProductShape check_product(const char* op, const TCm& c, const TAm& a, const TBm& b, const Descriptor& d) {
+    const Index m = rows_of(a, d.transpose_a), k = cols_of(a, d.transpose_a);
+    const Index kb = rows_of(b, d.transpose_b), n = cols_of(b, d.transpose_b);
+    require(k == kb, op, "inner dimensions differ: A is " + shape(m, k) + " and B is " + shape(kb, n) +
+                             " (after transposes)");
+    require(c.nrows() == m && c.ncols() == n, op, "C is " + shape(c.nrows(), c.ncols()) + " but A*B is " + shape(m, n));
+    return {m, k, n};
+}
+}  // namespace detail
+
 // C<M> accum= op(A) ⊕.⊗ op(B)
 template <class Sr, class TC, class MaskT, class Accum, class TA, class TB>
     requires detail::MatrixMask<MaskT>
 void mxm(Matrix<TC>& c, const MaskT& mask, Accum accum, Sr, const Matrix<TA>& a, const Matrix<TB>& b,
          const Descriptor& d = {}) {
-    const Index m = detail::rows_of(a, d.transpose_a), k = detail::cols_of(a, d.transpose_a);
-    const Index kb = detail::rows_of(b, d.transpose_b), n = detail::cols_of(b, d.transpose_b);
-    detail::require(k == kb, "mxm", "inner dimensions differ: A is " + detail::shape(m, k) + " and B is " +
-                                        detail::shape(kb, n) + " (after transposes)");
-    detail::require(c.nrows() == m && c.ncols() == n, "mxm",
-                    "C is " + detail::shape(c.nrows(), c.ncols()) + " but A*B is " + detail::shape(m, n));
+    const auto [m, k, n] = detail::check_product("mxm", c, a, b, d);
     detail::check_mask(mask, m, n, "mxm");
     detail::same_context("mxm", c, mask, a, b);
     HYBLA_ON_GPU(c) {
@@ -55,14 +67,9 @@ void mxm(Matrix<TC>& c, const MaskT& mask, Accum accum, Sr, const Matrix<TA>& a,
 template <class Sr, class TC, class Accum, class TA, class TB>
 void mxm(DenseMatrix<TC>& c, NoMask, Accum accum, Sr, const Matrix<TA>& a, const DenseMatrix<TB>& b,
          const Descriptor& d = {}) {
-    const Index m = detail::rows_of(a, d.transpose_a), k = detail::cols_of(a, d.transpose_a);
-    const Index kb = detail::rows_of(b, d.transpose_b), n = detail::cols_of(b, d.transpose_b);
-    detail::require(k == kb, "mxm (SpMM)", "inner dimensions differ: A is " + detail::shape(m, k) +
-                                               " and B is " + detail::shape(kb, n) + " (after transposes)");
-    detail::require(c.nrows() == m && c.ncols() == n, "mxm (SpMM)",
-                    "C is " + detail::shape(c.nrows(), c.ncols()) + " but A*B is " + detail::shape(m, n));
+    const auto [m, k, n] = detail::check_product("mxm (SpMM)", c, a, b, d);
     detail::same_context("mxm (SpMM)", c, a, b);
-    trace("mxm: SpMM %zux%zu * dense %zux%zu", size_t(m), size_t(k), size_t(kb), size_t(n));
+    trace("mxm: SpMM %zux%zu * dense %zux%zu", size_t(m), size_t(k), size_t(k), size_t(n));
     HYBLA_ON_GPU(c) {
         using namespace cuda_dispatch;
         auto code = semiring_code<Sr>("mxm (SpMM)");
@@ -96,18 +103,13 @@ void mxm(DenseMatrix<TC>& c, NoMask, Accum accum, Sr, const Matrix<TA>& a, const
 template <class Sr, class TC, class M, class Accum, class TA, class TB>
 void mxm(DenseMatrix<TC>& c, const Matrix<M>& mask, Accum accum, Sr, const Matrix<TA>& a, const DenseMatrix<TB>& b,
          const Descriptor& d = {}) {
-    const Index m = detail::rows_of(a, d.transpose_a), k = detail::cols_of(a, d.transpose_a);
-    const Index kb = detail::rows_of(b, d.transpose_b), n = detail::cols_of(b, d.transpose_b);
-    detail::require(k == kb, "mxm (masked SpMM)", "inner dimensions differ: A is " + detail::shape(m, k) +
-                                                      " and B is " + detail::shape(kb, n) + " (after transposes)");
-    detail::require(c.nrows() == m && c.ncols() == n, "mxm (masked SpMM)",
-                    "C is " + detail::shape(c.nrows(), c.ncols()) + " but A*B is " + detail::shape(m, n));
+    const auto [m, k, n] = detail::check_product("mxm (masked SpMM)", c, a, b, d);
     detail::check_mask(mask, m, n, "mxm (masked SpMM)");
     if (d.replace)
         throw InvalidValue("mxm (masked SpMM): a dense C keeps every entry, so replace has nothing to clear; "
                            "fill C first instead");
     detail::same_context("mxm (masked SpMM)", c, mask, a, b);
-    trace("mxm: masked SpMM %zux%zu * dense %zux%zu under a %smask of %zu entries", size_t(m), size_t(k), size_t(kb),
+    trace("mxm: masked SpMM %zux%zu * dense %zux%zu under a %smask of %zu entries", size_t(m), size_t(k), size_t(k),
           size_t(n), d.mask_complement ? "complemented " : "", size_t(mask.nvals()));
     HYBLA_ON_GPU(c) {
         using namespace cuda_dispatch;
@@ -138,18 +140,13 @@ void mxm(DenseMatrix<TC>& c, const Matrix<M>& mask, Accum accum, Sr, const Matri
 template <class Sr, class TC, class M, class Accum, class TA, class TB>
 void mxm(Matrix<TC>& c, const Matrix<M>& mask, Accum accum, Sr, const DenseMatrix<TA>& a, const DenseMatrix<TB>& b,
          const Descriptor& d = {}) {
-    const Index m = detail::rows_of(a, d.transpose_a), k = detail::cols_of(a, d.transpose_a);
-    const Index kb = detail::rows_of(b, d.transpose_b), n = detail::cols_of(b, d.transpose_b);
-    detail::require(k == kb, "mxm (SDDMM)", "inner dimensions differ: A is " + detail::shape(m, k) +
-                                                " and B is " + detail::shape(kb, n) + " (after transposes)");
-    detail::require(c.nrows() == m && c.ncols() == n, "mxm (SDDMM)",
-                    "C is " + detail::shape(c.nrows(), c.ncols()) + " but A*B is " + detail::shape(m, n));
+    const auto [m, k, n] = detail::check_product("mxm (SDDMM)", c, a, b, d);
     detail::check_mask(mask, m, n, "mxm (SDDMM)");
     if (d.mask_complement)
         throw InvalidValue("mxm (SDDMM): a dense x dense product needs a mask that is not complemented "
                            "(the result would be dense); use DenseMatrix arithmetic instead");
     detail::same_context("mxm (SDDMM)", c, mask, a, b);
-    trace("mxm: SDDMM %zux%zu * %zux%zu under a mask of %zu entries", size_t(m), size_t(k), size_t(kb), size_t(n),
+    trace("mxm: SDDMM %zux%zu * %zux%zu under a mask of %zu entries", size_t(m), size_t(k), size_t(k), size_t(n),
           size_t(mask.nvals()));
     HYBLA_ON_GPU(c) {
         using namespace cuda_dispatch;
