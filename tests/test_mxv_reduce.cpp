@@ -1048,7 +1048,8 @@ Dense<T> ref_dense_lines(const DenseMatrix<T>& a, const DenseMatrix<T>& b, bool 
 
 // reduce and inner on dense matrices, by rows and by columns, with every mask form and an accumulator:
 // shapes without rows or columns (nothing to reduce: w gets no entries), 1, odd, and past the GPU's chunks of
-// rows (several partial results per column, chunks of more than 256 rows beyond 262144 rows).
+// rows (several partial results per column; beyond 65536 rows chunks of more than 64 rows, and more chunks than
+// the fold's 256 threads).
 template <class Sr, class T, class Accum = NoAccum>
 void check_dense_lines(std::uint64_t seed, Accum accum = {}) {
     ref::Gen g(seed);

@@ -10,7 +10,6 @@
 #include "engine/cuda/launch.cuh"
 #include "engine/cuda/opcodes.hpp"
 #include "engine/cuda/structure/keys.cuh"
-#include "engine/cuda/warp.cuh"
 #include "engine/dense_matrix.hpp"
 #include "engine/vector.hpp"
 
@@ -83,35 +82,43 @@ __global__ void column_inner_kernel(std::uint64_t n, std::uint64_t k, std::uint6
     }
 }
 
-// A warp per column: lane l folds chunks l, l + 32, ... in order, then the lanes' results are folded by a
-// shuffle tree, lower lanes first (a single thread walking hundreds of chunks took 50-70 us).
+// A block per column: thread t folds chunks t, t + 256, ... in order, then the threads' results are folded by a
+// tree in shared memory (t with t + 128, then t + 64, ...): the order is fixed by the chunk count. A warp per
+// column (11 loads a lane in turn on musae_facebook's 351 chunks) took 7 us; a single thread walking hundreds of
+// chunks took 50-70 us.
+constexpr unsigned fold_threads = 256;
 template <class T>
-__global__ void column_fold_kernel(std::uint64_t k, std::uint64_t chunks, const T* partial, T* out,
-                                   std::uint8_t* marked, RuntimeSemiring sr) {
+__global__ void __launch_bounds__(fold_threads) column_fold_kernel(std::uint64_t k, std::uint64_t chunks,
+                                                                   const T* partial, T* out, std::uint8_t* marked,
+                                                                   RuntimeSemiring sr) {
+    __shared__ T acc_of[fold_threads];
+    __shared__ bool has_of[fold_threads];
     wait_for_previous_kernel();
     allow_next_kernel();
-    const unsigned lane = threadIdx.x % 32;
-    const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) / 32;
-    for (std::uint64_t j = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; j < k; j += warps) {
+    const unsigned t = threadIdx.x;
+    for (std::uint64_t j = blockIdx.x; j < k; j += gridDim.x) {
         T acc{};
         bool has = false;
-        for (std::uint64_t c = lane; c < chunks; c += 32) {
+        for (std::uint64_t c = t; c < chunks; c += fold_threads) {
             const T v = partial[c * k + j];
             acc = has ? sr.add<T>(acc, v) : v;
             has = true;
         }
-        for (unsigned d = 1; d < 32; d *= 2) {
-            const T other = warp_ops::shfl_down(acc, d);
-            const bool other_has = __shfl_down_sync(0xffffffffu, has, d);
-            if (lane % (2 * d) == 0 && other_has) {
-                acc = has ? sr.add<T>(acc, other) : other;
-                has = true;
+        acc_of[t] = acc;
+        has_of[t] = has;
+        __syncthreads();
+        for (unsigned half = fold_threads / 2; half > 0; half /= 2) {
+            if (t < half && has_of[t + half]) {
+                acc_of[t] = has_of[t] ? sr.add<T>(acc_of[t], acc_of[t + half]) : acc_of[t + half];
+                has_of[t] = true;
             }
+            __syncthreads();
         }
-        if (lane == 0) {
-            out[j] = acc;
+        if (t == 0) {
+            out[j] = acc_of[0];
             marked[j] = 1;  // every column has rows: the result is full
         }
+        __syncthreads();  // acc_of is written again for the next column
     }
 }
 
@@ -169,8 +176,8 @@ Vector<T> dense_column_inner(const DenseMatrix<T>& a, const DenseMatrix<T>* b, S
     launch_after_previous(column_inner_kernel<T>, dim3(unsigned(panels), unsigned(used)), dim3(col_x, col_y), s,
                           ctx.device(), "dense column reduction", n, k, rows_per_chunk, a.storage().data(),
                           b ? b->storage().data() : static_cast<const T*>(nullptr), partial.data(), RuntimeSemiring{sr});
-    launch_after_previous(column_fold_kernel<T>, unsigned(std::min<std::uint64_t>((k * 32 + 255) / 256, 1u << 16)),
-                          256u, s, ctx.device(), "dense column reduction (chunks)", k, used,
+    launch_after_previous(column_fold_kernel<T>, unsigned(std::min<std::uint64_t>(k, 1u << 16)), fold_threads, s,
+                          ctx.device(), "dense column reduction (chunks)", k, used,
                           static_cast<const T*>(partial.data()), out.data(), marked.data(), RuntimeSemiring{sr});
     // Full, its count known here: nothing is read back (import_dense would check it on the host, a wait).
     return Vector<T>::adopt(k, k, true, Array<Index>(0, ctx), std::move(out), std::move(marked));
