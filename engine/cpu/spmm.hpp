@@ -68,19 +68,28 @@ void spmm_masked(DenseMatrix<TC>& c, const Matrix<M>& mask, bool structure, bool
         if constexpr (std::is_same_v<Accum, NoAccum>) x = v;
         else x = TC(accum(x, v));
     };
-    // Per row: the allowed columns' values first (B may be C), then stored.
+    auto named = [&](Offset p) { return structure || mv[p] != M(0); };
+    // The values first (B may be C), then stored: at the mask's entries, one value a mask entry; with the
+    // complement, per row the columns the mask does not name.
+    if (!complement) {
+        Array<TC> vals(mask.nvals());  // (not std::vector: vector<bool>'s bits are not separate objects for threads)
+        parallel_for_each(m, [&](Index i) {
+            for (Offset p = mask.row_begin(i); p < mask.row_end(i); ++p)
+                if (named(p)) vals[p] = dot(i, mc[p]);
+        }, 64);
+        parallel_for_each(m, [&](Index i) {
+            for (Offset p = mask.row_begin(i); p < mask.row_end(i); ++p)
+                if (named(p)) put(cd[i * w + mc[p]], vals[p]);
+        }, 64);
+        return;
+    }
     std::vector<std::vector<std::pair<Index, TC>>> rows(m);
     parallel_for_each(m, [&](Index i) {
-        std::vector<bool> in(complement ? w : 0, false);
-        auto& out = rows[i];
-        for (Offset p = mask.row_begin(i); p < mask.row_end(i); ++p) {
-            if (!structure && !(mv[p] != M(0))) continue;
-            if (complement) in[mc[p]] = true;
-            else out.emplace_back(Index(mc[p]), dot(i, mc[p]));
-        }
-        if (complement)
-            for (Index j = 0; j < w; ++j)
-                if (!in[j]) out.emplace_back(j, dot(i, j));
+        std::vector<bool> in(w, false);
+        for (Offset p = mask.row_begin(i); p < mask.row_end(i); ++p)
+            if (named(p)) in[mc[p]] = true;
+        for (Index j = 0; j < w; ++j)
+            if (!in[j]) rows[i].emplace_back(j, dot(i, j));
     }, 64);
     parallel_for_each(m, [&](Index i) {
         for (auto [j, v] : rows[i]) put(cd[i * w + j], v);
