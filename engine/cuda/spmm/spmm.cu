@@ -67,7 +67,8 @@ std::uint64_t share_of(std::uint64_t nnz, std::uint64_t nrows, std::uint64_t w, 
     const std::uint64_t workers =
         std::uint64_t(multiprocessor_count(device)) * blocks_per_sm * (block_size / lanes);
     std::uint64_t share = std::max<std::uint64_t>((nnz + workers - 1) / workers, nnz < nrows ? 1 : 8);
-    const std::uint64_t most = rows_within(2 * w, elem, partial_limit());  // workers whose partials fit
+    // Workers whose partials fit, below 2^32 (a row's part count is 32-bit, Args::parts).
+    const std::uint64_t most = std::min<std::uint64_t>(rows_within(2 * w, elem, partial_limit()), 0xffffffffu);
     if (most < (nnz + share - 1) / share) share = (nnz + most - 1) / most;
     return std::clamp<std::uint64_t>(share, 1, std::uint64_t(1) << 31);  // the kernel counts a share in 32 bits
 }
@@ -78,6 +79,7 @@ std::uint64_t share_of(std::uint64_t nnz, std::uint64_t nrows, std::uint64_t w, 
 struct Plan {
     std::uint64_t share = 0, workers = 0;
     Array<std::uint64_t> first_row;
+    Array<std::uint32_t> parts;  // Args::parts
 };
 struct Plans {
     static constexpr std::size_t most = 4;
@@ -85,12 +87,21 @@ struct Plans {
 };
 
 __global__ void __launch_bounds__(block_size) plan_kernel(const Offset* off, std::uint64_t nrows, std::uint64_t share,
-                                                        std::uint64_t workers, std::uint64_t* first_row) {
+                                                        std::uint64_t workers, std::uint64_t* first_row,
+                                                        std::uint32_t* parts) {
     const unsigned lane = threadIdx.x % warp_size;
     const std::uint64_t warps = std::uint64_t(gridDim.x) * (blockDim.x / warp_size);
     for (std::uint64_t t = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / warp_size; t < workers; t += warps) {
         const std::uint64_t r = warp_ops::group_row_of<warp_size>(off, 0, nrows, t * share, lane, 0xffffffffu);
-        if (lane == 0) first_row[t] = r;
+        if (lane == 0) {
+            first_row[t] = r;
+            // Row r holds entry t x share; it is split at boundary t, its first, when it began in share t - 1.
+            // Its parts: the tail of share t - 1, then the heads of shares t up to its last entry's (fewer than
+            // 2^32: the partial rows bound the workers).
+            const std::uint64_t start = off[r];
+            const bool first = t > 0 && start < t * share && start >= (t - 1) * share;
+            parts[t] = first ? std::uint32_t((off[r + 1] - 1) / share - t + 2) : 0u;
+        }
     }
 }
 
@@ -109,9 +120,10 @@ std::shared_ptr<const Plan> plan_of(const Matrix<T>& a, std::uint64_t share) {
     plan->share = share;
     plan->workers = (a.nvals() + share - 1) / share;
     plan->first_row = Array<std::uint64_t>(plan->workers, ctx);
+    plan->parts = Array<std::uint32_t>(plan->workers, ctx);
     if (plan->workers > 0) {
         plan_kernel<<<blocks_for(plan->workers * warp_size), block_size, 0, static_cast<cudaStream_t>(ctx.stream())>>>(
-            a.storage_offsets().data(), a.nrows(), share, plan->workers, plan->first_row.data());
+            a.storage_offsets().data(), a.nrows(), share, plan->workers, plan->first_row.data(), plan->parts.data());
         checked(int(cudaGetLastError()), "SpMM plan kernel");
     }
     auto plans = std::make_shared<Plans>();
@@ -140,6 +152,7 @@ void launch_shape(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, const
     x.b = b.storage().data();
     x.out = out;
     x.first_row = plan->first_row.data();
+    x.parts = plan->parts.data();
     Array<T> partial(x.workers > 1 ? 2 * x.workers * x.w : 0, ctx);
     x.partial = partial.data();
     // Enough blocks for the workers, and for the empty rows' pass (a row a thread, grid-stride) when it writes.

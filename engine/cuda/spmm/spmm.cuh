@@ -60,6 +60,9 @@ struct Args {
     // head), [2 worker + 1] its last row when that row goes on into the next share (the tail).
     T* partial = nullptr;
     const std::uint64_t* first_row = nullptr;  // the row of each worker's first entry (the plan)
+    // For each boundary b (between shares b - 1 and b): the parts of the row split there when b is its first
+    // boundary, else 0 (the plan; combine_kernel's only read before the parts).
+    const std::uint32_t* parts = nullptr;
 };
 
 // Rows of A without entries: the monoid's identity (accumulated into C), unless skip_empty; no worker writes
@@ -235,32 +238,45 @@ __global__ void __launch_bounds__(block_size) combine_kernel(Args<T> x, Sr sr) {
     __shared__ unsigned n_long;
     __shared__ T run_sum[block_size];
     __shared__ bool run_has[block_size];
-    wait_for_previous_kernel();  // launched as a programmatic dependent of spmm_kernel
-    allow_next_kernel();
     const unsigned t = threadIdx.x, lane = t % warp_size, y = t / warp_size;
+    const std::uint64_t first_base = std::uint64_t(blockIdx.x) * warps + 1;
+    // The plan's entries of the first round, read before the wait: this kernel is a programmatic dependent of
+    // spmm_kernel, which began after the plan kernel had finished (one dependent read fewer after the wait).
+    std::uint64_t parts0 = 0, r0 = 0;
+    if (first_base + y < x.workers) {
+        parts0 = x.parts[first_base + y];
+        r0 = x.first_row[first_base + y];
+    }
+    wait_for_previous_kernel();
+    allow_next_kernel();
     const std::uint64_t w = x.w;
     auto part = [&](std::uint64_t b, std::uint64_t j, std::uint64_t c) {
         return x.partial[(j == 0 ? 2 * (b - 1) + 1 : 2 * (b - 1 + j)) * w + c];
     };
-    auto last_share = [&](std::uint64_t r) { return (x.off[r + 1] - 1) / x.share; };
-    for (std::uint64_t base = std::uint64_t(blockIdx.x) * warps + 1; base < x.workers;
-         base += std::uint64_t(gridDim.x) * warps) {
+    for (std::uint64_t base = first_base; base < x.workers; base += std::uint64_t(gridDim.x) * warps) {
         if (t == 0) n_long = 0;
         __syncthreads();
         // A warp a boundary: a short row folded at once, a long one left to the block.
         if (const std::uint64_t b = base + y; b < x.workers) {
-            const std::uint64_t r = x.first_row[b], start = x.off[r];
-            if (start < b * x.share && start >= (b - 1) * x.share) {  // split here, its first boundary
-                const std::uint64_t parts = last_share(r) - b + 2;
-                if (parts > short_parts) {
-                    if (lane == 0) owned[atomicAdd(&n_long, 1u)] = b;
-                } else {
-                    for (std::uint64_t c = lane; c < w; c += warp_size) {
-                        T acc = part(b, 0, c);
-#pragma unroll 4
-                        for (std::uint64_t j = 1; j < parts; ++j) acc = sr.template add<T>(acc, part(b, j, c));
-                        x.out.put(r * w + c, acc);
+            const bool first = base == first_base;
+            const std::uint64_t parts = first ? parts0 : x.parts[b], r = first ? r0 : x.first_row[b];
+            if (parts > short_parts) {
+                if (lane == 0) owned[atomicAdd(&n_long, 1u)] = b;
+            } else if (parts > 0) {
+                // Two columns a lane at a time and 8 parts a round, a round's loads in flight together (a column
+                // at a time with 4 parts a round, the store before the next column's loads: a row of 18 parts
+                // at w = 64 doubles was ten dependent rounds).
+                for (std::uint64_t c = lane; c < w; c += 2 * warp_size) {
+                    const std::uint64_t c2 = c + warp_size;
+                    const bool two = c2 < w;
+                    T acc = part(b, 0, c), acc2 = two ? part(b, 0, c2) : T{};
+#pragma unroll 8
+                    for (std::uint64_t j = 1; j < parts; ++j) {
+                        acc = sr.template add<T>(acc, part(b, j, c));
+                        if (two) acc2 = sr.template add<T>(acc2, part(b, j, c2));
                     }
+                    x.out.put(r * w + c, acc);
+                    if (two) x.out.put(r * w + c2, acc2);
                 }
             }
         }
@@ -270,19 +286,17 @@ __global__ void __launch_bounds__(block_size) combine_kernel(Args<T> x, Sr sr) {
         while (cols < w && cols < block_size) cols *= 2;
         const unsigned runs = block_size / cols, run = t / cols;
         for (unsigned i = 0; i < n_long; ++i) {
-            const std::uint64_t b = owned[i], r = x.first_row[b], parts = last_share(r) - b + 2;
+            const std::uint64_t b = owned[i], r = x.first_row[b], parts = x.parts[b];
             const std::uint64_t j0 = parts * run / runs, j1 = parts * (run + 1) / runs;
             for (std::uint64_t c0 = 0; c0 < w; c0 += cols) {
                 const std::uint64_t c = c0 + t % cols;
-                T acc{};
-                bool has = false;
-                if (c < w) {
-#pragma unroll 4
-                    for (std::uint64_t j = j0; j < j1; ++j) {
-                        const T v = part(b, j, c);
-                        acc = has ? sr.template add<T>(acc, v) : v;
-                        has = true;
-                    }
+                // A run's parts 16 loads a round: a hub over hundreds of shares makes each run a chain of
+                // dependent rounds, a quarter as long as with 4.
+                const bool has = c < w && j0 < j1;
+                T acc = has ? part(b, j0, c) : T{};
+                if (has) {
+#pragma unroll 16
+                    for (std::uint64_t j = j0 + 1; j < j1; ++j) acc = sr.template add<T>(acc, part(b, j, c));
                 }
                 run_sum[t] = acc;
                 run_has[t] = has;
