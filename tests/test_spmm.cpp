@@ -29,6 +29,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <unordered_set>
 #include <vector>
@@ -1020,6 +1021,44 @@ TEST_CASE("SpMM: one matrix at alternating widths keeps a plan per width", "[mxm
     };
     run.operator()<float>(601);
     run.operator()<double>(602);
+}
+
+// One matrix multiplied from four host threads at once, each with its own B, at widths 64 and 32 (two plans), a
+// hub row split over many shares: the calls share the plans cached on the matrix and must not disturb each
+// other's partial rows.
+TEST_CASE("SpMM: one matrix from several host threads at once", "[mxm][spmm]") {
+    using T = float;
+    const Index m = 3001, hub = 20000, n = hub + 17;
+    const Sparse<T> a = sparse<T>(n, skewed(m, n, hub, hub_row_for(m, 1), 701), 701, plain_fill<T>(701));
+    const Matrix<T> am = to_matrix(a, false);
+    constexpr int threads = 4, rounds = 6;
+    std::vector<DenseMatrix<T>> b, b_here, got(threads * rounds);
+    for (int t = 0; t < threads; ++t) {
+        b.push_back(dense<T>(n, t % 2 ? 32 : 64, plain_fill<T>(710 + t)));
+        b_here.push_back(b.back().to(default_context()));
+    }
+    {
+        std::vector<std::thread> pool;
+        for (int t = 0; t < threads; ++t)
+            pool.emplace_back([&, t] {
+                for (int r = 0; r < rounds; ++r) {
+                    DenseMatrix<T> c(m, b[t].ncols(), T(0), default_context());
+                    mxm(c, no_mask, no_accum, plus_times{}, am, b_here[t]);
+                    got[t * rounds + r] = c.to(Context::cpu());
+                }
+            });
+        for (auto& th : pool) th.join();
+    }
+    for (int t = 0; t < threads; ++t)
+        for (int r = 0; r < rounds; ++r) {
+            INFO("thread " << t << ", call " << r);
+            const DenseMatrix<T> c0(m, b[t].ncols(), T(0), Context::cpu());
+            const Outcome o = compare<plus_times>(a, b[t], c0, got[t * rounds + r], no_accum,
+                                                  tolerance<plus_times, T, NoAccum>());
+            INFO(o.first);
+            REQUIRE(o.bad == 0);
+            REQUIRE(o.informative > 0);
+        }
 }
 
 // ---------------------------------------------------------------------------------------------------------
