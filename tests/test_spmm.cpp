@@ -23,6 +23,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <iomanip>
 #include <limits>
@@ -1037,18 +1038,25 @@ TEST_CASE("SpMM: one matrix from several host threads at once", "[mxm][spmm]") {
         b.push_back(dense<T>(n, t % 2 ? 32 : 64, plain_fill<T>(710 + t)));
         b_here.push_back(b.back().to(default_context()));
     }
+    std::vector<std::exception_ptr> failed(threads);  // a thread's exception, rethrown here
     {
         std::vector<std::thread> pool;
         for (int t = 0; t < threads; ++t)
             pool.emplace_back([&, t] {
-                for (int r = 0; r < rounds; ++r) {
-                    DenseMatrix<T> c(m, b[t].ncols(), T(0), default_context());
-                    mxm(c, no_mask, no_accum, plus_times{}, am, b_here[t]);
-                    got[t * rounds + r] = c.to(Context::cpu());
+                try {
+                    for (int r = 0; r < rounds; ++r) {
+                        DenseMatrix<T> c(m, b[t].ncols(), T(0), default_context());
+                        mxm(c, no_mask, no_accum, plus_times{}, am, b_here[t]);
+                        got[t * rounds + r] = c.to(Context::cpu());
+                    }
+                } catch (...) {
+                    failed[t] = std::current_exception();
                 }
             });
         for (auto& th : pool) th.join();
     }
+    for (const auto& e : failed)
+        if (e) std::rethrow_exception(e);
     for (int t = 0; t < threads; ++t)
         for (int r = 0; r < rounds; ++r) {
             INFO("thread " << t << ", call " << r);
