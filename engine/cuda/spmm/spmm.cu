@@ -163,8 +163,11 @@ void launch_shape(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, const
     checked(int(cudaGetLastError()), "SpMM kernel");
     if (x.workers > 1) {
         // A programmatic dependent (engine/cuda/launch.cuh): placed while spmm_kernel runs, no launch gap.
-        launch_after_previous(combine_kernel<T, Sr>, blocks_for((x.workers - 1) * warp_size), block_size, stream,
-                              ctx.device(), "SpMM combine kernel", x, sr);
+        // A group of lanes a split row: the fewest, a power of two up to a warp, that hold its vectors.
+        unsigned group = 1;
+        while (group < warp_size && group * V < x.w) group *= 2;
+        launch_after_previous(combine_kernel<T, Sr, V>, blocks_for((x.workers - 1) * group), block_size, stream,
+                              ctx.device(), "SpMM combine kernel", x, sr, group);
     }
     trace("cuda spmm: %llu entries, width %llu: %u lanes a worker, %u values a load, %u loads a lane, %u entries "
           "a batch, %u blocks a multiprocessor; %llu entries a worker, %llu workers",

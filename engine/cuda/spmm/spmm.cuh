@@ -222,61 +222,70 @@ __global__ void __launch_bounds__(block_size, MB) spmm_kernel(Args<T> x, Sr sr) 
     }
 }
 
-// The rows split over shares. A block looks at 8 boundaries at a time, a warp each: boundary b (between shares
-// b - 1 and b) owns the row of share b's first entry when that row began in share b - 1. The row's parts
-// are the tail of share b - 1 (part 0) and the heads of shares b, b + 1, ... up to the share of its last entry
-// (part j: the head of share b - 1 + j). A row of at most short_parts parts takes a warp (lanes over the
-// columns, the parts folded in order); a longer one (a hub over hundreds of shares) the whole block: its threads
-// over (column, run of parts), each run folded in order, then the runs in order. The order depends on the part
-// count and the width alone: the same bits run after run.
+// The rows split over shares. Boundary b (between shares b - 1 and b) owns the row of share b's first entry when
+// that row began in share b - 1. The row's parts are the tail of share b - 1 (part 0) and the heads of shares b,
+// b + 1, ... up to the share of its last entry (part j: the head of share b - 1 + j). A row of at most short_parts
+// parts takes a group of G lanes (the fewest, a power of two up to 32, that hold its vectors of V values one a
+// lane; 32 / G boundaries a warp): each lane loads its vector of 4 parts at once, folds them in order, and so on
+// to the last part, then stores the vector. A longer row (a hub over hundreds of shares) takes the whole block:
+// its threads over (column, run of parts), each run folded in order, then the runs in order. The order depends on
+// the part count and the width alone: the same bits run after run.
 inline constexpr std::uint64_t short_parts = 32;
 
-template <class T, class Sr>
-__global__ void __launch_bounds__(block_size) combine_kernel(Args<T> x, Sr sr) {
-    constexpr unsigned warps = block_size / warp_size;
-    __shared__ std::uint64_t owned[warps];  // the boundaries of the block's long rows
+template <class T, class Sr, unsigned V>
+__global__ void __launch_bounds__(block_size, 4) combine_kernel(Args<T> x, Sr sr, unsigned group_lanes) {
+    constexpr unsigned in_flight = 4;  // parts a lane loads at once
+    const unsigned G = group_lanes, per_block = block_size / G;
+    __shared__ std::uint64_t owned[block_size];  // the boundaries of the block's long rows
     __shared__ unsigned n_long;
     __shared__ T run_sum[block_size];
     __shared__ bool run_has[block_size];
-    const unsigned t = threadIdx.x, lane = t % warp_size, y = t / warp_size;
-    const std::uint64_t first_base = std::uint64_t(blockIdx.x) * warps + 1;
+    const unsigned t = threadIdx.x, s = t % G, group = t / G;
+    const std::uint64_t first_base = std::uint64_t(blockIdx.x) * per_block + 1;
     // The plan's entries of the first round, read before the wait: this kernel is a programmatic dependent of
     // spmm_kernel, which began after the plan kernel had finished (one dependent read fewer after the wait).
     std::uint64_t parts0 = 0, r0 = 0;
-    if (first_base + y < x.workers) {
-        parts0 = x.parts[first_base + y];
-        r0 = x.first_row[first_base + y];
+    if (first_base + group < x.workers) {
+        parts0 = x.parts[first_base + group];
+        r0 = x.first_row[first_base + group];
     }
     wait_for_previous_kernel();
     allow_next_kernel();
-    const std::uint64_t w = x.w;
-    auto part = [&](std::uint64_t b, std::uint64_t j, std::uint64_t c) {
+    const std::uint64_t w = x.w, wv = w / V;
+    auto part = [&](std::uint64_t b, std::uint64_t j, std::uint64_t c) {  // column c of part j at boundary b
         return x.partial[(j == 0 ? 2 * (b - 1) + 1 : 2 * (b - 1 + j)) * w + c];
     };
-    for (std::uint64_t base = first_base; base < x.workers; base += std::uint64_t(gridDim.x) * warps) {
+    for (std::uint64_t base = first_base; base < x.workers; base += std::uint64_t(gridDim.x) * per_block) {
         if (t == 0) n_long = 0;
         __syncthreads();
-        // A warp a boundary: a short row folded at once, a long one left to the block.
-        if (const std::uint64_t b = base + y; b < x.workers) {
+        // A group a boundary: a short row folded at once, a long one left to the block.
+        if (const std::uint64_t b = base + group; b < x.workers) {
             const bool first = base == first_base;
             const std::uint64_t parts = first ? parts0 : x.parts[b], r = first ? r0 : x.first_row[b];
             if (parts > short_parts) {
-                if (lane == 0) owned[atomicAdd(&n_long, 1u)] = b;
+                if (s == 0) owned[atomicAdd(&n_long, 1u)] = b;
             } else if (parts > 0) {
-                // Two columns a lane at a time and 8 parts a round, a round's loads in flight together (a column
-                // at a time with 4 parts a round, the store before the next column's loads: a row of 18 parts
-                // at w = 64 doubles was ten dependent rounds).
-                for (std::uint64_t c = lane; c < w; c += 2 * warp_size) {
-                    const std::uint64_t c2 = c + warp_size;
-                    const bool two = c2 < w;
-                    T acc = part(b, 0, c), acc2 = two ? part(b, 0, c2) : T{};
-#pragma unroll 8
-                    for (std::uint64_t j = 1; j < parts; ++j) {
-                        acc = sr.template add<T>(acc, part(b, j, c));
-                        if (two) acc2 = sr.template add<T>(acc2, part(b, j, c2));
+                // Part j's row: 2 (b - 1) + 1 (j = 0), else 2 (b - 1 + j); its lane's vectors from x.partial on.
+                const auto* rows = reinterpret_cast<const Vec<T, V>*>(x.partial) + (2 * b - 1) * wv;
+                for (std::uint64_t c = s; c < wv; c += G) {
+                    Vec<T, V> acc;
+                    for (unsigned j0 = 0; j0 < unsigned(parts); j0 += in_flight) {
+                        Vec<T, V> p[in_flight];
+#pragma unroll
+                        for (unsigned q = 0; q < in_flight; ++q) {
+                            const unsigned j = j0 + q;
+                            if (j < unsigned(parts)) p[q] = rows[(j == 0 ? 0 : 2 * j - 1) * wv + c];
+                        }
+#pragma unroll
+                        for (unsigned q = 0; q < in_flight; ++q) {
+                            if (j0 + q >= unsigned(parts)) continue;
+                            if (j0 + q == 0) acc = p[0];
+                            else
+#pragma unroll
+                                for (unsigned v = 0; v < V; ++v) acc.v[v] = sr.template add<T>(acc.v[v], p[q].v[v]);
+                        }
                     }
-                    x.out.put(r * w + c, acc);
-                    if (two) x.out.put(r * w + c2, acc2);
+                    x.out.put(r * w + c * V, acc);
                 }
             }
         }
