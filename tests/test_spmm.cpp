@@ -728,6 +728,39 @@ TEST_CASE("SpMM: 7 entries over 200003 rows leave runs of many thousands of empt
     run.operator()<float>(152);
 }
 
+// Runs of empty rows inside the shares: rows of 1-3 entries with 0 to 300 empty rows between them, and three
+// rows of 3000 entries so that A has more entries than rows (shares of several entries, each crossing runs of
+// empty rows). A worker of 16 or 32 lanes finds the next row among the row ends its lanes hold, in the next
+// window of rows, or by a search past it: runs shorter than, equal to and longer than one and two windows.
+TEST_CASE("SpMM: runs of empty rows inside shares around the size of a worker window", "[mxm][spmm]") {
+    std::vector<Index> lengths;
+    const Index gaps[] = {0, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 300};
+    for (int rep = 0; rep < 3; ++rep) {
+        for (Index g : gaps)
+            for (Index len : {Index(1), Index(2), Index(3)}) {
+                lengths.insert(lengths.end(), g, Index(0));
+                lengths.push_back(len);
+            }
+        lengths.push_back(3000);
+    }
+    auto run = [&]<class T>(std::uint64_t seed) {
+        const Index n = 3001, m = lengths.size();
+        const Sparse<T> a = sparse<T>(n, lengths, seed, plain_fill<T>(seed));
+        REQUIRE(a.nnz() > m);
+        std::size_t k = 0;
+        for (Index K : {Index(32), Index(47), Index(64), Index(128), Index(256)}) {
+            if (!ref::in_shard()) continue;
+            const DenseMatrix<T> b = dense<T>(n, K, plain_fill<T>(seed + K));
+            const DenseMatrix<T> c0 = dense<T>(m, K, plain_fill<T>(seed - K));
+            check<plus_times>(a, b, c0, no_accum, transposes(k++));
+            check<min_plus>(a, b, c0, no_accum, transposes(k++));
+            check<plus_times>(a, b, c0, plus_op{}, transposes(k++));
+        }
+    };
+    run.operator()<float>(161);
+    run.operator()<double>(162);
+}
+
 // Degenerate shapes: no entries at all (every row empty), 0 rows, an inner dimension of 0, width 0, 1x1 with and
 // without its entry, a single row of 30,000 entries (every share inside one row), a single column.
 TEST_CASE("SpMM: matrices without entries and degenerate shapes", "[mxm][spmm]") {
