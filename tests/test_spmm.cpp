@@ -761,6 +761,43 @@ TEST_CASE("SpMM: runs of empty rows inside shares around the size of a worker wi
     run.operator()<double>(162);
 }
 
+// The shares weigh rows as well as entries (engine/cuda/spmm/spmm.cu, HYBLA_SPMM_ROW_WEIGHT in quarters of an
+// entry): from 0 (equal entries) through the default to rows that outweigh thousands of entries, so that shares
+// end inside a hub, at row starts, and hold no entry at all (in runs of empty rows), on a skewed matrix, on rows
+// of 1-3 entries between runs of 0 to 300 empty rows, and on rows of one entry.
+TEST_CASE("SpMM: shares weighed by rows at row weights from 0 to 65536", "[mxm][spmm]") {
+    std::vector<Index> gapped;
+    for (Index g : {0, 1, 5, 16, 33, 64, 300})
+        for (Index len : {Index(1), Index(2), Index(3)}) {
+            gapped.insert(gapped.end(), g, Index(0));
+            gapped.push_back(len);
+        }
+    gapped.push_back(2000);
+    gapped.insert(gapped.end(), 500, Index(0));
+    auto run = [&]<class T>(std::uint64_t seed) {
+        const Index n = 5003, m = 3000;
+        const Sparse<T> mats[] = {sparse<T>(n, skewed(m, n, 5000, hub_row_for(m, 2), seed), seed, plain_fill<T>(seed)),
+                                  sparse<T>(n, gapped, seed + 1, plain_fill<T>(seed + 1)),
+                                  sparse<T>(n, std::vector<Index>(m, 1), seed + 2, plain_fill<T>(seed + 2))};
+        std::size_t k = 0;
+        for (const char* weight : {"0", "1", "4", "37", "4096", "65536"}) {
+            const EnvGuard env("HYBLA_SPMM_ROW_WEIGHT", weight);
+            for (const Sparse<T>& a : mats)
+                for (Index K : {Index(1), Index(16), Index(47), Index(64), Index(256)}) {
+                    ++k;
+                    if (!ref::in_shard()) continue;
+                    INFO("row weight " << weight);
+                    const DenseMatrix<T> b = dense<T>(n, K, plain_fill<T>(seed + K));
+                    const DenseMatrix<T> c0 = dense<T>(a.m, K, plain_fill<T>(seed - K));
+                    check<plus_times>(a, b, c0, no_accum, transposes(k));
+                    check<min_plus>(a, b, c0, plus_op{}, transposes(k + 1));
+                }
+        }
+    };
+    run.operator()<float>(171);
+    run.operator()<double>(172);
+}
+
 // Degenerate shapes: no entries at all (every row empty), 0 rows, an inner dimension of 0, width 0, 1x1 with and
 // without its entry, a single row of 30,000 entries (every share inside one row), a single column.
 TEST_CASE("SpMM: matrices without entries and degenerate shapes", "[mxm][spmm]") {

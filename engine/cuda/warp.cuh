@@ -69,34 +69,40 @@ struct alignas(sizeof(T) * V) Vec {
     T v[V];
 };
 
-// The row of entry p (the last r in [lo, hi) with off[r] <= p; off[lo] <= p < off[hi]), by a group of L lanes
-// (L a power of two, lane s of the group, mask the group's lanes): each round the L lanes probe L points of
-// (lo, hi), so a million rows take four rounds of one load each for a warp, seven for 8 lanes. Every lane of the
-// group calls it with the same arguments and gets the row.
-template <unsigned L>
-__device__ __forceinline__ std::uint64_t group_row_of(const hybla::Offset* off, std::uint64_t lo, std::uint64_t hi,
-                                                      std::uint64_t p, unsigned s, unsigned mask) {
+// The last r in [lo, hi) for which below(r) holds (below true at lo, and true on a prefix of [lo, hi): below(r)
+// implies below(r') for every r' < r), by a group of L lanes (L a power of two, lane s of the group, mask the
+// group's lanes): each round the L lanes probe L points of (lo, hi), so a million rows take four rounds of one
+// load each for a warp, seven for 8 lanes. Every lane of the group calls it with the same arguments and gets r.
+template <unsigned L, class Below>
+__device__ __forceinline__ std::uint64_t group_last(std::uint64_t lo, std::uint64_t hi, Below below, unsigned s,
+                                                    unsigned mask) {
     if constexpr (L == 1) {
         while (hi - lo > 1) {
             const std::uint64_t mid = lo + (hi - lo) / 2;
-            if (off[mid] <= p) lo = mid;
+            if (below(mid)) lo = mid;
             else hi = mid;
         }
     } else {
         const unsigned shift = __ffs(mask) - 1;  // the group's first lane in the warp
         while (hi - lo > 1) {
-            // Probes increase with s, within lo + 1 .. hi - 1; off does not decrease, so the lanes whose probe
-            // is at most p are a prefix of the group.
+            // Probes increase with s, within lo + 1 .. hi - 1: the lanes whose probe holds are a prefix of the group.
             const std::uint64_t probe = lo + 1 + (hi - lo - 1) * s / L;
-            const unsigned below = (__ballot_sync(mask, off[probe] <= p) & mask) >> shift;
-            const unsigned above = ~below & (L == 32 ? 0xffffffffu : (1u << L) - 1u);
-            const std::uint64_t new_lo = below ? __shfl_sync(mask, probe, 31 - __clz(below), L) : lo;
-            const std::uint64_t new_hi = above ? __shfl_sync(mask, probe, __ffs(above) - 1, L) : hi;
+            const unsigned yes = (__ballot_sync(mask, below(probe)) & mask) >> shift;
+            const unsigned no = ~yes & (L == 32 ? 0xffffffffu : (1u << L) - 1u);
+            const std::uint64_t new_lo = yes ? __shfl_sync(mask, probe, 31 - __clz(yes), L) : lo;
+            const std::uint64_t new_hi = no ? __shfl_sync(mask, probe, __ffs(no) - 1, L) : hi;
             lo = new_lo;
             hi = new_hi;
         }
     }
     return lo;
+}
+
+// The row of entry p (the last r in [lo, hi) with off[r] <= p; off[lo] <= p < off[hi]): off does not decrease.
+template <unsigned L>
+__device__ __forceinline__ std::uint64_t group_row_of(const hybla::Offset* off, std::uint64_t lo, std::uint64_t hi,
+                                                      std::uint64_t p, unsigned s, unsigned mask) {
+    return group_last<L>(lo, hi, [&](std::uint64_t r) { return off[r] <= p; }, s, mask);
 }
 
 // The row of entry p when it lies past `row` (off[row + 1] <= p < off[nrows]): up to four rows on by steps (the

@@ -1,7 +1,7 @@
 // SpMM (sparse x dense) on the GPU: HP-SpMM (spmm.cuh beside this file has the kernels, README.md the design and
-// the measurements). This is the driver: the shape of the kernel from the width and the value type, each
-// worker's share of entries from the entries and the device, and the plan (each share's first row) cached on
-// the matrix (the last few share sizes).
+// the measurements). This is the driver: the shape of the kernel from the width and the value type, the
+// workers and their shares of entries from the matrix and the device, and the plan (each share's first entry and
+// row) cached on the matrix (the last few splits).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -55,53 +55,94 @@ unsigned resident_blocks(int device) {
     return unsigned(n);
 }
 
-// Entries per worker (the paper's NnzPerWarp, Dynamic Task Partition): the entries over the workers of one full
-// wave (every multiprocessor holding as many blocks as its registers allow), so that all run at once with equal
-// shares and none waits for a second wave; at least 8 entries (two batches: a small graph still fills the
-// device, its rows split more often), or 1 where A has fewer entries than rows (a worker's entries would lie
-// rows apart, each found by a search: personalized PageRank's restart term, 64 entries over soc-Slashdot0902's
-// 82,168 rows, made its iteration 0.246 ms, 0.214-0.224 with one); and few enough workers that their partial
-// rows fit partial_limit().
-std::uint64_t share_of(std::uint64_t nnz, std::uint64_t nrows, std::uint64_t w, std::size_t elem, unsigned lanes,
-                       unsigned blocks_per_sm, int device) {
-    const std::uint64_t workers =
-        std::uint64_t(multiprocessor_count(device)) * blocks_per_sm * (block_size / lanes);
-    std::uint64_t share = std::max<std::uint64_t>((nnz + workers - 1) / workers, nnz < nrows ? 1 : 8);
-    // Workers whose partials fit, below 2^32 (a row's part count is 32-bit, Args::parts).
-    const std::uint64_t most = std::min<std::uint64_t>(rows_within(2 * w, elem, partial_limit()), 0xffffffffu);
-    if (most < (nnz + share - 1) / share) share = (nnz + most - 1) / most;
-    return std::clamp<std::uint64_t>(share, 1, std::uint64_t(1) << 31);  // the kernel counts a share in 32 bits
+// What a row weighs in the shares against an entry's entry_weight: HYBLA_SPMM_ROW_WEIGHT when set (0 to 2^16; the
+// tests vary it), else row_weight_default.
+inline constexpr std::uint64_t entry_weight = 4, row_weight_default = 4;
+std::uint64_t row_weight() {
+    if (const char* e = std::getenv("HYBLA_SPMM_ROW_WEIGHT"); e && *e) {
+        char* end = nullptr;
+        const unsigned long long v = std::strtoull(e, &end, 10);
+        if (*end == 0 && v <= (1u << 16)) return v;
+    }
+    return row_weight_default;
 }
 
-// The plan of a share size: the row of each share's first entry, found once (a warp's search a share) and
-// cached on the matrix until it changes. The plans of the last few share sizes (widths, value types) are kept,
-// the latest first, so that calls alternating between widths find theirs.
+// How A's entries are shared among the workers (the paper's Dynamic Task Partition, weighed by rows as well).
+// Entry j of row r costs entry_weight x j + row_weight x r: worker t takes the entries whose cost lies in
+// [t quota, (t + 1) quota), so a share of many short rows (each a row switch and a store of the row) holds fewer
+// entries than one inside a long row. With equal entries the multiprocessors were busy 79% of the walk on
+// soc-Slashdot0902 (ncu, H200), the last shares setting its end; a row as heavy as an entry balances it.
+struct Split {
+    std::uint64_t workers = 0, quota = 1, row_weight = 0;
+    bool operator==(const Split&) const = default;
+};
+
+// The workers of one full wave (every multiprocessor holding as many blocks as its registers allow), so that
+// all run at once and none waits for a second wave; at most one an 8 entries (two batches: a small graph still
+// fills the device, its rows split more often), or one an entry where A has fewer entries than rows, the rows
+// then unweighed (a worker's entries would lie rows apart, each found by a search: personalized PageRank's
+// restart term, 64 entries over soc-Slashdot0902's 82,168 rows, made its iteration 0.246 ms, 0.214-0.224 with
+// one an entry); and few enough that their partial rows fit partial_limit().
+Split split_of(std::uint64_t nnz, std::uint64_t nrows, std::uint64_t w, std::size_t elem, unsigned lanes,
+               unsigned blocks_per_sm, int device) {
+    const std::uint64_t wave = std::uint64_t(multiprocessor_count(device)) * blocks_per_sm * (block_size / lanes);
+    const std::uint64_t share = std::max<std::uint64_t>((nnz + wave - 1) / wave, nnz < nrows ? 1 : 8);
+    Split sp;
+    sp.workers = (nnz + share - 1) / share;
+    // Workers whose partials fit, below 2^32 (a row's part count is 32-bit, Args::parts).
+    sp.workers = std::min(sp.workers, std::min<std::uint64_t>(rows_within(2 * w, elem, partial_limit()), 0xffffffffu));
+    if (sp.workers == 0) return sp;
+    sp.row_weight = nnz < nrows ? 0 : row_weight();
+    const std::uint64_t total = entry_weight * nnz + sp.row_weight * nrows;
+    // The kernel counts a share's entries in 32 bits: a quota of at most 2^31 entries' cost.
+    sp.workers = std::max(sp.workers, (total + (entry_weight << 31) - 1) / (entry_weight << 31));
+    sp.quota = (total + sp.workers - 1) / sp.workers;
+    return sp;
+}
+
+// The plan of a split: each worker's first entry and its row, found once (a warp's searches a worker) and cached
+// on the matrix until it changes. The plans of the last few splits (widths, value types) are kept, the latest
+// first, so that calls alternating between widths find theirs.
 struct Plan {
-    std::uint64_t share = 0, workers = 0;
-    Array<std::uint64_t> first_row;
-    Array<std::uint32_t> parts;  // Args::parts
+    Split split;
+    Array<std::uint64_t> begin, first_row;  // Args::begin, Args::first_row
+    Array<std::uint32_t> parts;             // Args::parts
 };
 struct Plans {
     static constexpr std::size_t most = 4;
     std::vector<std::shared_ptr<const Plan>> kept;
 };
 
-__global__ void __launch_bounds__(block_size) plan_kernel(const Offset* off, std::uint64_t nrows, std::uint64_t share,
-                                                        std::uint64_t workers, std::uint64_t* first_row,
+// Worker t's first entry: the first whose cost reaches t x quota. Row r is the last whose first entry's cost
+// (entry_weight x off[r] + row_weight x r) is at most that; the entry lies in it, or is the first of the next row
+// with entries (every entry of r costs less). A row that begins before worker t's first entry is split at
+// boundary t; t is its first boundary when its first entry is worker t - 1's (entry j is worker cost(j) / quota's),
+// and its parts are the tail of worker t - 1 and the heads of workers t up to its last entry's (fewer than
+// 2^32: the partial rows bound the workers).
+__global__ void __launch_bounds__(block_size) plan_kernel(const Offset* off, std::uint64_t nrows, Split sp,
+                                                        std::uint64_t* begin, std::uint64_t* first_row,
                                                         std::uint32_t* parts) {
     const unsigned lane = threadIdx.x % warp_size;
-    const std::uint64_t warps = std::uint64_t(gridDim.x) * (blockDim.x / warp_size);
-    for (std::uint64_t t = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / warp_size; t < workers; t += warps) {
-        const std::uint64_t r = warp_ops::group_row_of<warp_size>(off, 0, nrows, t * share, lane, 0xffffffffu);
-        if (lane == 0) {
-            first_row[t] = r;
-            // Row r holds entry t x share; it is split at boundary t, its first, when it began in share t - 1.
-            // Its parts: the tail of share t - 1, then the heads of shares t up to its last entry's (fewer than
-            // 2^32: the partial rows bound the workers).
-            const std::uint64_t start = off[r];
-            const bool first = t > 0 && start < t * share && start >= (t - 1) * share;
-            parts[t] = first ? std::uint32_t((off[r + 1] - 1) / share - t + 2) : 0u;
-        }
+    const std::uint64_t warps = std::uint64_t(gridDim.x) * (blockDim.x / warp_size), nnz = off[nrows];
+    const std::uint64_t a = entry_weight, b = sp.row_weight;
+    for (std::uint64_t t = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / warp_size; t <= sp.workers;
+         t += warps) {
+        const std::uint64_t d = t * sp.quota;
+        const std::uint64_t r = warp_ops::group_last<warp_size>(
+            0, nrows, [&](std::uint64_t p) { return a * off[p] + b * p <= d; }, lane, 0xffffffffu);
+        const std::uint64_t lo = off[r], hi = off[r + 1];
+        const std::uint64_t j = std::min(lo + (d - (a * lo + b * r) + a - 1) / a, hi);
+        const std::uint64_t row = j < hi    ? r
+                                  : j < nnz ? warp_ops::group_row_of<warp_size>(off, r + 1, nrows, j, lane, 0xffffffffu)
+                                            : nrows;
+        if (lane != 0) continue;
+        begin[t] = j;
+        if (t == sp.workers) continue;
+        first_row[t] = row;
+        const std::uint64_t start = row < nrows ? off[row] : j;
+        const bool first = t > 0 && start < j && (a * start + b * row) / sp.quota == t - 1;
+        const std::uint64_t last = first ? std::min((a * (off[row + 1] - 1) + b * row) / sp.quota, sp.workers - 1) : 0;
+        parts[t] = first ? std::uint32_t(last - t + 2) : 0u;
     }
 }
 
@@ -110,20 +151,22 @@ unsigned blocks_for(std::uint64_t threads) {
 }
 
 template <class T>
-std::shared_ptr<const Plan> plan_of(const Matrix<T>& a, std::uint64_t share) {
+std::shared_ptr<const Plan> plan_of(const Matrix<T>& a, const Split& split) {
     const auto cached = std::static_pointer_cast<const Plans>(a.cached_spmm_plan());
     if (cached)
         for (const auto& p : cached->kept)
-            if (p->share == share) return p;
+            if (p->split == split) return p;
     const Context& ctx = a.context();
     auto plan = std::make_shared<Plan>();
-    plan->share = share;
-    plan->workers = (a.nvals() + share - 1) / share;
-    plan->first_row = Array<std::uint64_t>(plan->workers, ctx);
-    plan->parts = Array<std::uint32_t>(plan->workers, ctx);
-    if (plan->workers > 0) {
-        plan_kernel<<<blocks_for(plan->workers * warp_size), block_size, 0, static_cast<cudaStream_t>(ctx.stream())>>>(
-            a.storage_offsets().data(), a.nrows(), share, plan->workers, plan->first_row.data(), plan->parts.data());
+    plan->split = split;
+    if (split.workers > 0) {
+        plan->begin = Array<std::uint64_t>(split.workers + 1, ctx);
+        plan->first_row = Array<std::uint64_t>(split.workers, ctx);
+        plan->parts = Array<std::uint32_t>(split.workers, ctx);
+        plan_kernel<<<blocks_for((split.workers + 1) * warp_size), block_size, 0,
+                      static_cast<cudaStream_t>(ctx.stream())>>>(a.storage_offsets().data(), a.nrows(), split,
+                                                                 plan->begin.data(), plan->first_row.data(),
+                                                                 plan->parts.data());
         checked(int(cudaGetLastError()), "SpMM plan kernel");
     }
     auto plans = std::make_shared<Plans>();
@@ -143,9 +186,9 @@ void launch_shape(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, const
     x.w = b.ncols();
     constexpr auto kernel = spmm_kernel<T, Sr, L, V, NV, U, MB, LateA>;
     const unsigned resident = resident_blocks<kernel>(ctx.device());
-    const auto plan = plan_of(a, share_of(x.nnz, x.nrows, x.w, sizeof(T), L, resident, ctx.device()));
-    x.share = plan->share;
-    x.workers = plan->workers;
+    const auto plan = plan_of(a, split_of(x.nnz, x.nrows, x.w, sizeof(T), L, resident, ctx.device()));
+    x.workers = plan->split.workers;
+    x.begin = plan->begin.data();
     x.off = a.storage_offsets().data();
     x.cols = a.storage_indices().data();
     x.vals = a.storage_values().data();
@@ -170,9 +213,10 @@ void launch_shape(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, const
                               ctx.device(), "SpMM combine kernel", x, sr, group);
     }
     trace("cuda spmm: %llu entries, width %llu: %u lanes a worker, %u values a load, %u loads a lane, %u entries "
-          "a batch, %u blocks a multiprocessor; %llu entries a worker, %llu workers",
-          (unsigned long long)x.nnz, (unsigned long long)x.w, L, V, NV, U, resident, (unsigned long long)x.share,
-          (unsigned long long)x.workers);
+          "a batch, %u blocks a multiprocessor; %llu workers, each a share of cost %llu (an entry %llu, a row %llu)",
+          (unsigned long long)x.nnz, (unsigned long long)x.w, L, V, NV, U, resident, (unsigned long long)x.workers,
+          (unsigned long long)plan->split.quota, (unsigned long long)entry_weight,
+          (unsigned long long)plan->split.row_weight);
 }
 
 // Entries a batch: 8, or 4 with 4 vectors a lane (16 loads in flight; 2 for double, whose wider registers

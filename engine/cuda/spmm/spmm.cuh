@@ -49,8 +49,7 @@ struct Out {
 template <class T>
 struct Args {
     std::uint64_t nrows = 0, nnz = 0, w = 0;  // A is nrows x k with nnz entries; B and C have w columns
-    std::uint64_t share = 0;                  // entries of each worker (a group of L lanes), the last fewer
-    std::uint64_t workers = 0;                // ceil(nnz / share)
+    std::uint64_t workers = 0;                // groups of L lanes, each walking its share of A's entries
     const Offset* off = nullptr;
     const ColIndex* cols = nullptr;
     const T* vals = nullptr;
@@ -59,7 +58,10 @@ struct Args {
     // Two rows of w values per worker: [2 worker] its first row when that row began in an earlier share (the
     // head), [2 worker + 1] its last row when that row goes on into the next share (the tail).
     T* partial = nullptr;
-    const std::uint64_t* first_row = nullptr;  // the row of each worker's first entry (the plan)
+    // The plan: worker t's entries are begin[t] .. begin[t + 1] - 1 (begin[workers] = nnz; a worker may have
+    // none, in a run of empty rows), the first of them in row first_row[t].
+    const std::uint64_t* begin = nullptr;
+    const std::uint64_t* first_row = nullptr;
     // For each boundary b (between shares b - 1 and b): the parts of the row split there when b is its first
     // boundary, else 0 (the plan; combine_kernel's only read before the parts).
     const std::uint32_t* parts = nullptr;
@@ -85,7 +87,8 @@ __device__ __forceinline__ void empty_rows(const Args<T>& x, const Sr& sr) {
     }
 }
 
-// Equal shares of A's entries, across row boundaries, one per group of L lanes (a worker; 32 / L workers a warp).
+// Shares of A's entries of equal cost (entries and rows weighed, the plan), across row boundaries, one per group
+// of L lanes (a worker; 32 / L workers a warp).
 // Lane s of a worker holds, for a panel of L x NV x V columns, the vectors s, s + L, ..., s + (NV - 1) L of V
 // values and folds into them one entry after another (the row's entries in order, so each lane's sums are in x
 // order). Few lanes with several vectors each (NV = 4 beyond two vectors) rather than a warp with one: the
@@ -113,7 +116,8 @@ __global__ void __launch_bounds__(block_size, MB) spmm_kernel(Args<T> x, Sr sr) 
     empty_rows<T, Sr>(x, sr);
     const std::uint64_t worker = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / L;
     if (worker >= x.workers) return;  // the whole group: `worker` is the same on its lanes
-    const std::uint64_t begin = worker * x.share, end = begin + x.share < x.nnz ? begin + x.share : x.nnz;
+    const std::uint64_t begin = x.begin[worker], end = x.begin[worker + 1];
+    if (begin == end) return;
     // w below 2^31 and w x sizeof T below 2^32 (the driver checks): x0 + panel does not wrap.
     const unsigned w = unsigned(x.w), row_bytes = w * unsigned(sizeof(T));
     const unsigned n = unsigned(end - begin);
