@@ -225,13 +225,15 @@ void launch_shape(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, const
 // vector a lane (w = 64) takes 64 registers and 4 blocks too, its batch's values passed round at their folds
 // (late_a; 4 bytes spilled). H200, against 73 registers and 3 blocks: 2-8% faster on eight of ten graphs,
 // R-MAT 18 equal, bcsstk16 1-2% slower; 4 blocks without late_a (24 bytes spilled) 0-14% slower. On 8 or 16
-// lanes (w = 32) late_a with 4 blocks made bcsstk16 and ca-CondMat 4-8% slower: they keep 3.
+// lanes (w = 32) late_a with 4 blocks made bcsstk16 and ca-CondMat 4-8% slower: they keep 3. Double on a warp
+// of 2 vectors a lane (w = 65-128) takes 104 registers and 2 blocks.
 template <class T, class Sr, unsigned L, unsigned V, unsigned NV>
 void launch(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, const Sr& sr, const Context& ctx) {
     constexpr bool wide = L > 1 && NV < 4;
     constexpr unsigned U = wide ? 4 : NV < 4 ? 8 : sizeof(T) > 4 ? 2 : 4;
     constexpr bool late_a = wide && NV == 1 && L == warp_size && sizeof(T) == 8;
-    constexpr unsigned blocks = !wide ? 2 : NV == 1 && (sizeof(T) == 4 || late_a) ? 4 : 3;
+    constexpr unsigned blocks =
+        !wide || (NV == 2 && sizeof(T) == 8) ? 2 : NV == 1 && (sizeof(T) == 4 || late_a) ? 4 : 3;
     launch_shape<T, Sr, L, V, NV, U, blocks, late_a>(a, b, out, sr, ctx);
 }
 
@@ -240,9 +242,10 @@ void launch(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, const Sr& s
 // power of two) that hold them: 4 times the threads of 4 vectors a lane, which hide the gathers' latency; past
 // that the walk is bound by the memory system and 4 vectors a lane (fewer instructions an entry) win again
 // (measured: wide won 54 of 60 cases on the data graphs and R-MAT 16-18, and lost by 20-30% at 4 of 5 widths
-// on R-MAT 20). Up to 64, 2 vectors a lane on a warp for float whatever the size (it beat 4 a lane on 16 lanes
-// in 9 of 10 cases; double's registers would spill, so 4 a lane on 16 lanes); beyond, 4 vectors a lane on a
-// warp, panels of 128 vectors.
+// on R-MAT 20). Up to 64, 2 vectors a lane on a warp whatever the size: for float it beat 4 a lane on 16 lanes
+// in 9 of 10 cases; for double (2 blocks, row ends in the lanes; H200, ef9387b, shares weighed by rows) 0-13%
+// faster at w = 128 on every graph (before the weighed shares it lost soc-Slashdot0902). Beyond, 4 vectors a
+// lane on a warp, panels of 128 vectors.
 template <class T, class Sr, unsigned V>
 void dispatch_lanes(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, const Sr& sr, const Context& ctx) {
     const std::uint64_t wv = b.ncols() / V;
@@ -255,10 +258,7 @@ void dispatch_lanes(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, con
     if (wv <= 8) return wide ? launch<T, Sr, 8, V, 1>(a, b, out, sr, ctx) : launch<T, Sr, 2, V, 4>(a, b, out, sr, ctx);
     if (wv <= 16) return wide ? launch<T, Sr, 16, V, 1>(a, b, out, sr, ctx) : launch<T, Sr, 4, V, 4>(a, b, out, sr, ctx);
     if (wv <= 32) return wide ? launch<T, Sr, 32, V, 1>(a, b, out, sr, ctx) : launch<T, Sr, 8, V, 4>(a, b, out, sr, ctx);
-    if (wv <= 64) {
-        if constexpr (sizeof(T) == 4) return launch<T, Sr, 32, V, 2>(a, b, out, sr, ctx);
-        else return launch<T, Sr, 16, V, 4>(a, b, out, sr, ctx);
-    }
+    if (wv <= 64) return launch<T, Sr, 32, V, 2>(a, b, out, sr, ctx);
     return launch<T, Sr, 32, V, 4>(a, b, out, sr, ctx);
 }
 

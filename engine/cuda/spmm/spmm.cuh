@@ -104,10 +104,12 @@ template <class T, class Sr, unsigned L, unsigned V, unsigned NV, unsigned U, un
 __global__ void __launch_bounds__(block_size, MB) spmm_kernel(Args<T> x, Sr sr) {
     constexpr unsigned E = (U + L - 1) / L;  // entries a lane reads a batch
     constexpr unsigned panel = L * NV * V;
-    // Row ends held in the lanes (below) for workers of 16 or 32 lanes of one vector and for the warp of 4: H200,
-    // against a read of the offsets at each row switch, 3-15% faster on the social graphs; not on 8 lanes
-    // (soc-Slashdot0902 float w = 32 11% slower), 2 vectors a lane (spills) or 4 on 16 lanes (4-11% slower).
-    constexpr bool windowed = (L >= 16 && NV == 1) || (L == 32 && NV == 4);
+    // Row ends held in the lanes (below) for workers of 16 or 32 lanes of one vector, for the warp of 4 and for
+    // the warp of 2 doubles (2 blocks): H200, against a read of the offsets at each row switch, 3-15% faster on
+    // the social graphs; not on 8 lanes (soc-Slashdot0902 float w = 32 11% slower), 2 float vectors a lane
+    // (spills) or 4 on 16 lanes (4-11% slower).
+    constexpr bool windowed =
+        (L >= 16 && NV == 1) || (L == 32 && NV == 4) || (L == 32 && NV == 2 && sizeof(T) == 8);
     // plus_times needs no flag for "no term yet": its identity starts each row.
     constexpr bool has_identity = std::is_same_v<Sr, PlusTimes>;
     const unsigned lane = threadIdx.x % warp_size, s = lane % L;
