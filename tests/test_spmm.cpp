@@ -764,7 +764,7 @@ TEST_CASE("SpMM: runs of empty rows inside shares around the size of a worker wi
 // The shares weigh rows as well as entries (engine/cuda/spmm/spmm.cu, HYBLA_SPMM_ROW_WEIGHT in quarters of an
 // entry): from 0 (equal entries) through the default to rows that outweigh thousands of entries, so that shares
 // end inside a hub, at row starts, and hold no entry at all (in runs of empty rows), on a skewed matrix, on rows
-// of 1-3 entries between runs of 0 to 300 empty rows, and on rows of one entry.
+// of 1-3 entries between runs of 0 to 300 empty rows, and on rows of one entry, at widths from 1 to 256.
 TEST_CASE("SpMM: shares weighed by rows at row weights from 0 to 65536", "[mxm][spmm]") {
     std::vector<Index> gapped;
     for (Index g : {0, 1, 5, 16, 33, 64, 300})
@@ -783,7 +783,7 @@ TEST_CASE("SpMM: shares weighed by rows at row weights from 0 to 65536", "[mxm][
         for (const char* weight : {"0", "1", "4", "37", "4096", "65536"}) {
             const EnvGuard env("HYBLA_SPMM_ROW_WEIGHT", weight);
             for (const Sparse<T>& a : mats)
-                for (Index K : {Index(1), Index(16), Index(47), Index(64), Index(256)}) {
+                for (Index K : {Index(1), Index(16), Index(47), Index(64), Index(128), Index(256)}) {
                     ++k;
                     if (!ref::in_shard()) continue;
                     INFO("row weight " << weight);
