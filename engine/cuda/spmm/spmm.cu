@@ -29,15 +29,20 @@ namespace hybla::cuda {
 namespace spmm_detail {
 namespace {
 
+// The number the environment variable `name` holds when it is one from lo to hi, else fallback.
+std::uint64_t env_number(const char* name, std::uint64_t lo, std::uint64_t hi, std::uint64_t fallback) {
+    if (const char* e = std::getenv(name); e && *e) {
+        char* end = nullptr;
+        const unsigned long long v = std::strtoull(e, &end, 10);
+        if (*end == 0 && v >= lo && v <= hi) return v;
+    }
+    return fallback;
+}
+
 // The bytes of the workers' partial rows at most: HYBLA_SPMM_PARTIAL when set to a positive number, else 1 GiB.
 // A fixed limit, not the free memory, so that the shares, and so the order of the sums, do not depend on it.
 std::uint64_t partial_limit() {
-    if (const char* e = std::getenv("HYBLA_SPMM_PARTIAL"); e && *e) {
-        char* end = nullptr;
-        const unsigned long long v = std::strtoull(e, &end, 10);
-        if (*end == 0 && v > 0) return v;
-    }
-    return std::uint64_t(1) << 30;
+    return env_number("HYBLA_SPMM_PARTIAL", 1, ~std::uint64_t(0), std::uint64_t(1) << 30);
 }
 
 // Blocks of the kernel a multiprocessor holds at once (its registers decide), asked of the runtime once per
@@ -58,14 +63,7 @@ unsigned resident_blocks(int device) {
 // What a row weighs in the shares against an entry's entry_weight: HYBLA_SPMM_ROW_WEIGHT when set (0 to 2^16; the
 // tests vary it), else row_weight_default.
 inline constexpr std::uint64_t entry_weight = 4, row_weight_default = 4;
-std::uint64_t row_weight() {
-    if (const char* e = std::getenv("HYBLA_SPMM_ROW_WEIGHT"); e && *e) {
-        char* end = nullptr;
-        const unsigned long long v = std::strtoull(e, &end, 10);
-        if (*end == 0 && v <= (1u << 16)) return v;
-    }
-    return row_weight_default;
-}
+std::uint64_t row_weight() { return env_number("HYBLA_SPMM_ROW_WEIGHT", 0, 1u << 16, row_weight_default); }
 
 // How A's entries are shared among the workers (the paper's Dynamic Task Partition, weighed by rows as well).
 // Entry j of row r costs entry_weight x j + row_weight x r: worker t takes the entries whose cost lies in
