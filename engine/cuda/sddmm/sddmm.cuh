@@ -326,11 +326,14 @@ __global__ void __launch_bounds__(block_size, 4) sddmm_rows_kernel(Args<T> x, Sr
             const ColIndex col = mine ? col_next : ColIndex(0);
             col_next = read_cols(pos + S < seg_end ? pos + S : seg_end);
             if (mine) out_cols[q] = col;
-            // (Entries past the segment read row 0 of Bt, column 0 above: no test in the loop below.)
-            const Vec<T, V>* br[U];
+            // (Entries past the segment read row 0 of Bt, column 0 above: no test in the loop below.) The lane's
+            // vectors are walked by pointers advanced L vectors a chunk: indexed by a 32-bit c, each load had
+            // cost four instructions of 64-bit address (c may wrap, so the compiler cannot step a pointer).
+            const Vec<T, V>* pa = ar + s;
+            const Vec<T, V>* pb[U];
 #pragma unroll
             for (unsigned u = 0; u < U; ++u)
-                br[u] = bt + warp_ops::mul_wide(__shfl_sync(0xffffffffu, col, g + u * G), kv);
+                pb[u] = bt + warp_ops::mul_wide(__shfl_sync(0xffffffffu, col, g + u * G), kv) + s;
             T acc[U];
             bool has[U];
 #pragma unroll
@@ -340,10 +343,14 @@ __global__ void __launch_bounds__(block_size, 4) sddmm_rows_kernel(Args<T> x, Sr
             }
 #pragma unroll 2
             for (unsigned c = s; c < kv; c += L) {
-                const Vec<T, V> av = ar[c];
+                const Vec<T, V> av = *pa;
+                pa += L;
                 Vec<T, V> b[U];
 #pragma unroll
-                for (unsigned u = 0; u < U; ++u) b[u] = br[u][c];
+                for (unsigned u = 0; u < U; ++u) {
+                    b[u] = *pb[u];
+                    pb[u] += L;
+                }
 #pragma unroll
                 for (unsigned u = 0; u < U; ++u) {
 #pragma unroll
