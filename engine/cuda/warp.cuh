@@ -63,6 +63,13 @@ __device__ __forceinline__ std::uint64_t mul_wide(unsigned a, unsigned b) {
     return r;
 }
 
+// a x b + c in one wide multiply-add (a and b 32-bit, c and the result 64-bit).
+__device__ __forceinline__ std::uint64_t mad_wide(unsigned a, unsigned b, std::uint64_t c) {
+    std::uint64_t r;
+    asm("mad.wide.u32 %0, %1, %2, %3;" : "=l"(r) : "r"(a), "r"(b), "l"(c));
+    return r;
+}
+
 // A vector of V values of T, loaded in one instruction when V x sizeof(T) is 8 or 16 bytes.
 template <class T, unsigned V>
 struct alignas(sizeof(T) * V) Vec {

@@ -141,9 +141,12 @@ __global__ void __launch_bounds__(block_size, MB) spmm_kernel(Args<T> x, Sr sr) 
         bool col_in[NV];
 #pragma unroll
         for (unsigned t = 0; t < NV; ++t) col_in[t] = x0 + (s + t * L) * V < w;
-        // The lane's first vector of B's row 0 in this panel; row k is k x w x sizeof T bytes on (below 2^32: the
-        // driver checks), one wide multiply-add an entry.
-        const char* b_lane = reinterpret_cast<const char*>(x.b + x0 + s * V);
+        // The lane's first vector of B's row k in this panel: k x w x sizeof T + lane_bytes bytes from B (a row's
+        // bytes are below 2^32: the driver checks), one wide multiply-add and an add of B, a parameter, an entry.
+        // (A 64-bit pointer of the lane's own did not stay in a register: it was made again at every entry from
+        // the thread index, 9 instructions, in the double w = 64 kernel capped at 64 registers.)
+        const std::uint64_t lane_bytes = std::uint64_t(x0 + s * V) * sizeof(T);
+        const char* const b_bytes = reinterpret_cast<const char*>(x.b);
         Vec<T, V> acc[NV];
 #pragma unroll
         for (unsigned t = 0; t < NV; ++t)
@@ -212,7 +215,8 @@ __global__ void __launch_bounds__(block_size, MB) spmm_kernel(Args<T> x, Sr sr) 
                 const ColIndex k = warp_ops::shfl_idx(kq[u / L], int(u % L), mask, int(L));
                 if constexpr (!LateA) av[u] = warp_ops::shfl_idx(aq[u / L], int(u % L), mask, int(L));
                 if (i + u < n) {
-                    const auto* br = reinterpret_cast<const Vec<T, V>*>(b_lane + warp_ops::mul_wide(k, row_bytes));
+                    const auto* br =
+                        reinterpret_cast<const Vec<T, V>*>(b_bytes + warp_ops::mad_wide(k, row_bytes, lane_bytes));
 #pragma unroll
                     for (unsigned t = 0; t < NV; ++t)
                         if (col_in[t]) bv[u][t] = br[t * L];
