@@ -217,16 +217,16 @@ void launch_shape(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, const
           (unsigned long long)plan->split.row_weight);
 }
 
-// Entries a batch: 8, or 4 with 4 vectors a lane (16 loads in flight; 2 for double, whose wider registers
-// would spill, 3 on a warp of 16-byte vectors: w = 129-256 doubles, 121 registers; H200, against 2 in one run,
-// two passes: geometric mean over ten graphs 1.22x -> 1.27-1.28x of cuSPARSE, 0-13% faster on eight, deezer_HU
-// and delaunay_n16 within 3% slower), within 128 registers a thread; wide workers (several lanes of 1 or 2 vectors) 4 within 64
-// registers (85 for double or 2 vectors a lane), so that more blocks are resident. Double on a warp of one
-// vector a lane (w = 64) takes 64 registers and 4 blocks too, its batch's values passed round at their folds
-// (late_a; 4 bytes spilled). H200, against 73 registers and 3 blocks: 2-8% faster on eight of ten graphs,
-// R-MAT 18 equal, bcsstk16 1-2% slower; 4 blocks without late_a (24 bytes spilled) 0-14% slower. On 8 or 16
-// lanes (w = 32) late_a with 4 blocks made bcsstk16 and ca-CondMat 4-8% slower: they keep 3. Double on a warp
-// of 2 vectors a lane (w = 65-128) takes 104 registers and 2 blocks.
+// Entries a batch: 8, or 4 with 4 vectors a lane (16 loads in flight; 2 for double, whose wider registers would
+// spill, 3 on a warp of 16-byte vectors: w = 129-256 doubles, 121 registers; H200, against 2 in one run, two
+// passes: geometric mean over ten graphs 1.22x -> 1.27-1.28x of cuSPARSE, 0-13% faster on eight, deezer_HU and
+// delaunay_n16 within 3% slower), within 128 registers a thread; wide workers (several lanes of 1 or 2 vectors) 4
+// within 64 registers (85 for double or 2 vectors a lane), so that more blocks are resident. Double on a warp of
+// one vector a lane (w = 64) takes 64 registers and 4 blocks too, its batch's values passed round at their folds
+// (late_a). H200, against 73 registers and 3 blocks: 2-8% faster on eight of ten graphs, R-MAT 18 equal, bcsstk16
+// 1-2% slower; 4 blocks without late_a (24 bytes spilled) 0-14% slower. On 8 or 16 lanes (w = 32) late_a with 4
+// blocks made bcsstk16 and ca-CondMat 4-8% slower: they keep 3. Double on a warp of 2 vectors a lane (w = 65-128)
+// takes 104 registers and 2 blocks.
 template <class T, class Sr, unsigned L, unsigned V, unsigned NV>
 void launch(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, const Sr& sr, const Context& ctx) {
     constexpr bool wide = L > 1 && NV < 4;
