@@ -33,6 +33,7 @@
 #include <thread>
 #include <type_traits>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "reference.hpp"
@@ -764,8 +765,10 @@ TEST_CASE("SpMM: runs of empty rows inside shares around the size of a worker wi
 // The shares weigh rows as well as entries (engine/cuda/spmm/spmm.cu, HYBLA_SPMM_ROW_WEIGHT in quarters of an
 // entry): from 0 (equal entries) through the default to rows that outweigh thousands of entries, so that shares
 // end inside a hub, at row starts, and hold no entry at all (in runs of empty rows), on a skewed matrix, on rows
-// of 1-3 entries between runs of 0 to 300 empty rows, and on rows of one entry, at widths from 1 to 256.
-TEST_CASE("SpMM: shares weighed by rows at row weights from 0 to 65536", "[mxm][spmm]") {
+// of 1-3 entries between runs of 0 to 300 empty rows, and on rows of one entry, at widths from 1 to 256. Rows
+// short against a share are not split (HYBLA_SPMM_UNSPLIT, the share's cost over it): never (0), up to a
+// whole share (1), or by default; at 1 a share's end moves by up to half a share.
+TEST_CASE("SpMM: shares weighed by rows at row weights from 0 to 65536, short rows kept whole", "[mxm][spmm]") {
     std::vector<Index> gapped;
     for (Index g : {0, 1, 5, 16, 33, 64, 300})
         for (Index len : {Index(1), Index(2), Index(3)}) {
@@ -780,13 +783,18 @@ TEST_CASE("SpMM: shares weighed by rows at row weights from 0 to 65536", "[mxm][
                                   sparse<T>(n, gapped, seed + 1, plain_fill<T>(seed + 1)),
                                   sparse<T>(n, std::vector<Index>(m, 1), seed + 2, plain_fill<T>(seed + 2))};
         std::size_t k = 0;
-        for (const char* weight : {"0", "1", "4", "37", "4096", "65536"}) {
+        // (row weight, unsplit)
+        const std::pair<const char*, const char*> settings[] = {
+            {"0", "8"}, {"1", "8"}, {"4", "8"}, {"37", "8"}, {"4096", "8"}, {"65536", "8"},
+            {"4", "0"}, {"37", "0"}, {"4", "1"}, {"0", "1"}, {"4096", "1"}};
+        for (const auto& [weight, unsplit] : settings) {
             const EnvGuard env("HYBLA_SPMM_ROW_WEIGHT", weight);
+            const EnvGuard env_unsplit("HYBLA_SPMM_UNSPLIT", unsplit);
             for (const Sparse<T>& a : mats)
                 for (Index K : {Index(1), Index(16), Index(47), Index(64), Index(128), Index(256)}) {
                     ++k;
                     if (!ref::in_shard()) continue;
-                    INFO("row weight " << weight);
+                    INFO("row weight " << weight << ", unsplit " << unsplit);
                     const DenseMatrix<T> b = dense<T>(n, K, plain_fill<T>(seed + K));
                     const DenseMatrix<T> c0 = dense<T>(a.m, K, plain_fill<T>(seed - K));
                     check<plus_times>(a, b, c0, no_accum, transposes(k));

@@ -76,6 +76,16 @@ struct alignas(sizeof(T) * V) Vec {
     T v[V];
 };
 
+// A 16-byte vector stored evict-first (st.global.cs): output written once, which should not push out of L2 the
+// lines that are read again.
+template <class T, unsigned V>
+__device__ __forceinline__ void store_stream(Vec<T, V>* p, const Vec<T, V>& v) {
+    static_assert(sizeof(Vec<T, V>) == 16);
+    uint4 u;
+    memcpy(&u, &v, 16);
+    __stcs(reinterpret_cast<uint4*>(p), u);
+}
+
 // The last r in [lo, hi) for which below(r) holds (below true at lo, and true on a prefix of [lo, hi): below(r)
 // implies below(r') for every r' < r), by a group of L lanes (L a power of two, lane s of the group, mask the
 // group's lanes): each round the L lanes probe L points of (lo, hi), so a million rows take four rounds of one

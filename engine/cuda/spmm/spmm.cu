@@ -70,8 +70,14 @@ std::uint64_t row_weight() { return env_number("HYBLA_SPMM_ROW_WEIGHT", 0, 1u <<
 // [t quota, (t + 1) quota), so a share of many short rows (each a row switch and a store of the row) holds fewer
 // entries than one inside a long row. With equal entries the multiprocessors were busy 79% of the walk on
 // soc-Slashdot0902 (ncu, H200), the last shares setting its end; a row as heavy as an entry balances it.
+// A row of at most `unsplit` entries is not split: a share's end that falls inside it moves to its nearer end
+// (plan_kernel), so the share's cost moves by at most a sixteenth of the quota, and the row is written to C
+// whole rather than as a tail and a head that combine_kernel folds (H200, against splitting every row: the road
+// and mesh graphs 2-6% faster at every width, R-MAT 16 double w = 256 1% slower; rows up to a quarter of a share
+// kept whole: the same; up to half: 3% slower in the mean at double w = 128-256).
 struct Split {
     std::uint64_t workers = 0, quota = 1, row_weight = 0;
+    std::uint64_t unsplit = 0;
     bool operator==(const Split&) const = default;
 };
 
@@ -95,6 +101,10 @@ Split split_of(std::uint64_t nnz, std::uint64_t nrows, std::uint64_t w, std::siz
     // The kernel counts a share's entries in 32 bits: a quota of at most 2^31 entries' cost.
     sp.workers = std::max(sp.workers, (total + (entry_weight << 31) - 1) / (entry_weight << 31));
     sp.quota = (total + sp.workers - 1) / sp.workers;
+    // Rows kept whole: up to an eighth of a share's entries, or HYBLA_SPMM_UNSPLIT: the quota over it (0: none; the
+    // tests vary it).
+    const std::uint64_t divisor = env_number("HYBLA_SPMM_UNSPLIT", 0, 1u << 16, 8);
+    sp.unsplit = divisor ? sp.quota / (entry_weight * divisor) : 0;
     return sp;
 }
 
@@ -113,10 +123,12 @@ struct Plans {
 
 // Worker t's first entry: the first whose cost reaches t x quota. Row r is the last whose first entry's cost
 // (entry_weight x off[r] + row_weight x r) is at most that; the entry lies in it, or is the first of the next row
-// with entries (every entry of r costs less). A row that begins before worker t's first entry is split at
-// boundary t; t is its first boundary when its first entry is worker t - 1's (entry j is worker cost(j) / quota's),
-// and its parts are the tail of worker t - 1 and the heads of workers t up to its last entry's (fewer than
-// 2^32: the partial rows bound the workers).
+// with entries (every entry of r costs less). When it lies inside a row of at most sp.unsplit entries, it moves
+// to the nearer of the row's ends (the first entry, or the next row's: the shares' starts still do not
+// decrease). A row that begins before worker t's first entry is split at boundary t (a longer row: no start
+// moves into it, so its entry j is still worker cost(j) / quota's); t is its first boundary when its first entry
+// is worker t - 1's, and its parts are the tail of worker t - 1 and the heads of workers t up to its last entry's
+// (fewer than 2^32: the partial rows bound the workers).
 __global__ void __launch_bounds__(block_size) plan_kernel(const Offset* off, std::uint64_t nrows, Split sp,
                                                         std::uint64_t* begin, std::uint64_t* first_row,
                                                         std::uint32_t* parts) {
@@ -129,7 +141,8 @@ __global__ void __launch_bounds__(block_size) plan_kernel(const Offset* off, std
         const std::uint64_t r = warp_ops::group_last<warp_size>(
             0, nrows, [&](std::uint64_t p) { return a * off[p] + b * p <= d; }, lane, 0xffffffffu);
         const std::uint64_t lo = off[r], hi = off[r + 1];
-        const std::uint64_t j = std::min(lo + (d - (a * lo + b * r) + a - 1) / a, hi);
+        std::uint64_t j = std::min(lo + (d - (a * lo + b * r) + a - 1) / a, hi);
+        if (lo < j && j < hi && hi - lo <= sp.unsplit) j = j - lo <= hi - j ? lo : hi;
         const std::uint64_t row = j < hi    ? r
                                   : j < nnz ? warp_ops::group_row_of<warp_size>(off, r + 1, nrows, j, lane, 0xffffffffu)
                                             : nrows;
