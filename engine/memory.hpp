@@ -11,6 +11,7 @@ std::size_t pool_peak_bytes(int device);  // the high-water mark of the device's
 void pool_reset_peak(int device);
 void warm_up(int device);                     // creates the device's context and sets up its memory pool
 std::size_t available_device_bytes(int device);  // free memory, the pool's idle memory included
+void release_kept_blocks(int device);            // the kept blocks of every stream back to the pool; waits
 }  // namespace cuda
 
 // Starts ctx's GPU now (its context and memory pool) rather than at the first operation, so that a program
@@ -29,6 +30,13 @@ inline std::size_t peak_device_memory(const Context& ctx) {
 inline void reset_peak_device_memory(const Context& ctx) {
     if constexpr (cuda_compiled)
         if (ctx.is_cuda()) cuda::pool_reset_peak(ctx.device());
+}
+// Hands back to the device's memory pool the freed blocks that hybla keeps for the next allocation of their size
+// on a stream (up to 8 MiB each), and waits for ctx's GPU; nothing for the CPU. After it, the peak counts every
+// array an operation asks for, none served from kept blocks.
+inline void release_kept_device_memory(const Context& ctx) {
+    if constexpr (cuda_compiled)
+        if (ctx.is_cuda()) cuda::release_kept_blocks(ctx.device());
 }
 
 }  // namespace hybla

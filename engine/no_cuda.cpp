@@ -25,6 +25,7 @@ std::size_t pool_peak_bytes(int) { return 0; }
 void pool_reset_peak(int) {}
 void warm_up(int) { throw InvalidValue(no_cuda); }
 std::size_t available_device_bytes(int) { return 0; }
+void release_kept_blocks(int) {}
 void fill(void*, std::size_t, const void*, std::size_t, void*) { throw InvalidValue(no_cuda); }
 void iota(void*, std::size_t, std::size_t, void*) { throw InvalidValue(no_cuda); }
 void fail(int, const char*, std::size_t) { throw InvalidValue(no_cuda); }

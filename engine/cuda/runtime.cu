@@ -321,6 +321,12 @@ void pool_reset_peak(int device) {
     check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero), "cudaMemPoolSetAttribute");
 }
 
+void release_kept_blocks(int device) {
+    drop_blocks(nullptr, true);
+    check(cudaSetDevice(device), "cudaSetDevice");
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (kept blocks released)");
+}
+
 void synchronize(void* stream) { check(cudaStreamSynchronize(as_stream(stream)), "cudaStreamSynchronize"); }
 
 template <class W>
