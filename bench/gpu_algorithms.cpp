@@ -9,9 +9,10 @@
 //            one-off setup (out-degrees, the transition matrix) drops out. Against one cusparseSpMV (CSR,
 //            double, ALG_DEFAULT) on a matrix of the same pattern as the transition matrix Pᵀ. Also the LDBC
 //            mode's time per iteration (the same product, no L1 change computed or read).
-// personalized pagerank, 64 seeds (vertices k·n/64): time per iteration likewise (13 and 3 iterations),
-//            against 64 cusparseSpMV, one cusparseSpMM (CSR x dense n x 64, row-major, double), and one
-//            cusparseSpMM plus one cusparseSpMV (issue 20's target: at most that).
+// personalized pagerank, 64 seeds (vertices k·n/64): time per iteration likewise (43 and 3 iterations; with 13
+//            the 2 ms of the call's setup left 5-30% noise on 0.03-0.06 ms iterations), against 64
+//            cusparseSpMV, one cusparseSpMM (CSR x dense n x 64, row-major, double), and one cusparseSpMM plus
+//            one cusparseSpMV (issue 20's target: at most that).
 // tc         triangles with degree ordering on the CUDA backend against the CPU backend (all threads); the
 //            GPU time is the median of --runs calls, the CPU time one call; triangles per second.
 //
@@ -358,7 +359,7 @@ bool bench_graph(const std::string& name, const Matrix<double>& a, int runs, cus
         std::printf("  personalized pagerank CHECK FAILED: GPU and CPU ranks differ by %.3g\n", pgap);
         ok = false;
     } else {
-        const double it = per_iteration_ms(runs, 3, 13, [&](std::size_t k) {
+        const double it = per_iteration_ms(runs, 3, 43, [&](std::size_t k) {
             (void)algorithms::personalized_pagerank(g, seeds, fixed(k));
         });
         std::printf("  personalized pagerank, 64 seeds: %.4f ms/iteration; 64 cusparseSpMV %.4f ms (ratio %.2f); "
