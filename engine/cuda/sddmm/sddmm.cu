@@ -62,10 +62,10 @@ void launch(const Args<T>& x, const Sr& sr, int device, cudaStream_t stream) {
 // array, each kernel on every graph: R-MAT 16-18 (28 entries a row) 7-12% faster with shares at float K = 64 and
 // double K = 32, where one step had been the rule; bcsstk16 (60 a row) 14% faster with shares at float K = 32 (4
 // lanes: 64 asked), 5-14% slower with them at double K = 32-64 and float K = 64-128 (8 lanes: 32 asked), 8%
-// faster at double K = 128; every other graph within 2%. HYBLA_SDDMM_ROWS=1 takes it always, 0 never;
-// HYBLA_SDDMM_ROWS_LANES=4 or 8 sets its lanes (tests, benchmarks). (Its rows of vectors are counted in 32 bits.
-// The 8 lanes were measured with 16-byte vectors.) A pattern without its row array (2^32 rows or more) always
-// takes it.
+// faster at double K = 128; every other graph within 2%. HYBLA_SDDMM_ROWS=1 takes it always, 0 never, search
+// always without the row array; HYBLA_SDDMM_ROWS_LANES=4 or 8 sets its lanes (tests, benchmarks). (Its rows of
+// vectors are counted in 32 bits. The 8 lanes were measured with 16-byte vectors.) A pattern without its row array
+// (2^32 rows or more) always takes it.
 template <class Sr>
 unsigned rows_lanes(std::uint64_t nnz, std::uint64_t nrows, std::uint64_t kv, bool entry_rows) {
     unsigned lanes = std::is_same_v<Sr, PlusTimes> && kv >= 16 ? 8 : 4;
@@ -164,6 +164,9 @@ Matrix<T> sddmm(const MaskPattern& mask, Offset nnz, Index nrows, Index ncols, c
     x.off = mask.offsets;
     x.cols = mask.cols;
     x.rows = mask.rows;
+    // HYBLA_SDDMM_ROWS=search (tests): the rows kernel without the row array, finding rows in the offsets as it
+    // does past 2^32 rows.
+    if (const char* e = std::getenv("HYBLA_SDDMM_ROWS"); e && std::string(e) == "search") x.rows = nullptr;
     // Without the row array (2^32 rows or more) the rows kernel runs, its rows of vectors counted in 32 bits.
     if (!x.rows && k >> 31)
         throw InvalidValue("mxm (SDDMM) on the GPU: a mask of " + std::to_string(nrows) + " rows with K = " +

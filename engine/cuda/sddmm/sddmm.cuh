@@ -308,7 +308,10 @@ __global__ void __launch_bounds__(block_size, 4) sddmm_rows_kernel(Args<T> x, Sr
         const std::uint64_t o = x.off[r + 1];
         return o - begin > 0xffffffffull ? 0xffffffffu : unsigned(o - begin);
     };
-    std::uint64_t row = warp_ops::group_row_of<warp_size>(x.off, 0, x.nrows, begin, lane, 0xffffffffu);
+    // The share's first row: from the row array when the pattern has one (one load, where the warp's 32-way search
+    // of the offsets was a chain of dependent rounds before any step), else by that search.
+    std::uint64_t row =
+        x.rows ? x.rows[begin] : warp_ops::group_row_of<warp_size>(x.off, 0, x.nrows, begin, lane, 0xffffffffu);
     unsigned row_end = end_of(row), pos = 0;
     // A step's columns are read a step ahead: the entries are contiguous, so the next step's start where this one
     // ends (S on, or at the segment's end), whatever its row.
@@ -382,13 +385,14 @@ __global__ void __launch_bounds__(block_size, 4) sddmm_rows_kernel(Args<T> x, Sr
         }
         pos = seg_end;
         if (pos >= count) return;
-        // The next row with entries: usually the next row (its end read ahead); past empty ones, a few by steps
-        // and farther by a search of the warp.
+        // The next row with entries: usually the next row (its end read ahead); past empty ones, from the row
+        // array, or without one a few by steps and farther by a search of the warp.
         if (next_end > pos) {
             ++row;
             row_end = next_end;
         } else {
-            row = warp_ops::next_row_of<warp_size>(x.off, x.nrows, row + 1, begin + pos, lane, 0xffffffffu);
+            row = x.rows ? x.rows[begin + pos]
+                         : warp_ops::next_row_of<warp_size>(x.off, x.nrows, row + 1, begin + pos, lane, 0xffffffffu);
             row_end = end_of(row);
         }
     }
