@@ -232,7 +232,7 @@ T reduce_values(const T* vals, const std::uint8_t* present, Offset n, MonoidOp o
         if (nparts == 1) {
             // One block: its part is the result, written to the cell with no ticket, whose two fences and atomic
             // each call had paid (H200: personalized PageRank's largest change over 64 seeds, an iteration
-            // 2.5-4 us shorter on six graphs, deezer_HU 0.059 -> 0.056 ms).
+            // 2.5-4 us shorter on five of six graphs, deezer_HU 0.059 -> 0.056 ms; R-MAT 18 equal).
             first.parts_out = to->cell;
         } else {
             first.ticket = static_cast<unsigned*>(to->scratch);
