@@ -217,9 +217,11 @@ void launch_shape(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, const
     checked(int(cudaGetLastError()), "SpMM kernel");
     if (x.workers > 1) {
         // A programmatic dependent (engine/cuda/launch.cuh): placed while spmm_kernel runs, no launch gap.
-        // A group of lanes a split row: the fewest, a power of two up to a warp, that hold its vectors.
+        // A group of lanes a split row: the fewest, a power of two up to a block, that hold its vectors (up to a
+        // warp until 2026-11-29: H200, mbeacxc and facebook_combined 7-22% faster at double w = 128-256 and float
+        // w = 256, where a lane had folded 2-4 vectors one after another; the ten graphs of the table within 1%).
         unsigned group = 1;
-        while (group < warp_size && group * V < x.w) group *= 2;
+        while (group < block_size && group * V < x.w) group *= 2;
         launch_after_previous(combine_kernel<T, Sr, V>, blocks_for((x.workers - 1) * group), block_size, stream,
                               ctx.device(), "SpMM combine kernel", x, sr, group);
     }
