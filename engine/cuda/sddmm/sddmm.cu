@@ -74,6 +74,10 @@ unsigned rows_lanes(std::uint64_t nnz, std::uint64_t nrows, std::uint64_t kv, bo
     if (!entry_rows) return lanes;
     if (kv >> 31) return 0;
     if (const char* e = std::getenv("HYBLA_SDDMM_ROWS"); e && *e) return std::string(e) == "1" ? lanes : 0;
+    // Over 32 vectors the shares kernel gives an entry the whole warp: no step crosses rows for several entries,
+    // which is what the rows kernel saves (H200, double K = 128, three passes: bcsstk13 0.86-0.93x -> 1.05-1.07x
+    // of cuSPARSE, mbeacxc 0.91-0.94x -> 1.09-1.43x, bcsstk16 0.89x either way).
+    if (kv > warp_size) return 0;
     const std::uint64_t step = warp_size / lanes * 4;
     return nnz >= 2 * step * nrows ? lanes : 0;
 }
