@@ -289,10 +289,10 @@ __global__ void __launch_bounds__(block_size, MB) spmm_kernel(Args<T> x, Sr sr) 
 // that row began in share b - 1. The row's parts are the tail of share b - 1 (part 0) and the heads of shares b,
 // b + 1, ... up to the share of its last entry (part j: the head of share b - 1 + j). A row of at most short_parts
 // parts takes a group of G lanes (the fewest, a power of two up to the block, that hold its vectors of V values
-// one a lane; block_size / G boundaries a block): each lane loads its vector of 4 parts at once, folds them in order, and so on
-// to the last part, then stores the vector. A longer row (a hub over hundreds of shares) takes the whole block:
-// its threads over (column, run of parts), each run folded in order, then the runs in order. The order depends on
-// the part count and the width alone: the same bits run after run.
+// one a lane; block_size / G boundaries a block): each lane loads its vector of 4 parts at once, folds them in
+// order, and so on to the last part, then stores the vector. A longer row (a hub over hundreds of shares) takes
+// the whole block: its threads over (column, run of parts), each run folded in order, then the runs in order. The
+// order depends on the part count and the width alone: the same bits run after run.
 inline constexpr std::uint64_t short_parts = 32;
 
 template <class T, class Sr, unsigned V>
