@@ -198,8 +198,9 @@ void check_variants(const Dense<M>& m0, const DenseMatrix<T>& a0, const DenseMat
 constexpr Index inner_dims[] = {1, 3, 4, 8, 16, 32, 47, 64, 128, 256, 512};
 
 // The GPU's two kernels (engine/cuda/sddmm): the one its rule picks for the pattern (rows of 32 or 64 entries on
-// average, by K, take the rows kernel), then the rows kernel on every pattern (HYBLA_SDDMM_ROWS=1), with the rows
-// found in the offsets as past 2^32 rows (=search) and from the row array. The CPU runs once.
+// average, by K, take the rows kernel up to 32 vectors a row), then the rows kernel on every pattern
+// (HYBLA_SDDMM_ROWS=1), with the rows found in the offsets as past 2^32 rows (=search) and from the row array. The
+// CPU runs once.
 std::vector<const char*> kernels() {
     if (!default_context().is_cuda()) return {nullptr};
     return {nullptr, "1", "search"};
