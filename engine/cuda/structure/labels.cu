@@ -7,12 +7,13 @@
 // the labels (a decoupled look-back over tiles of vertices ranks the first vertices) and each vertex reads its
 // number from its label's slot; in value order an exclusive scan of "x is a label" numbers the slots and a
 // kernel reads each vertex's. That kernel writes Sᵀ's columns and offsets, the ones of S and Sᵀ, the label of
-// each number (by the label's first vertex, straight into page-locked host memory), the count k, and counts each
-// number's vertices, giving each vertex a place in its row (an atomic, so not in vertex order). Queued next,
-// reading k where that kernel left it: S's offsets (a one-launch scan of the counts), the vertices placed in
-// their rows, and each row sorted where it lies, by a warp, or a block (a radix sort in shared memory, or a
-// bitmap of the vertices). Then the host waits once, for k, the range (a range too wide for the table sends the
-// labels to the host, the kernels having done nothing) and the labels of the numbers together; a row too long
+// each number (by the label's first vertex) and the count k (both also straight into page-locked host memory),
+// and counts each number's vertices, giving each vertex a place in its row (an atomic, so not in vertex order).
+// Queued next, reading k where that kernel left it: S's offsets (a one-launch scan of the counts), the vertices
+// placed in their rows, and each row sorted where it lies, by a warp, or a block (a radix sort in shared memory,
+// or a bitmap of the vertices). Then the host waits once, for that kernel: k (none where the range was too wide
+// for the table, which sends the labels to the host, the kernels having done nothing) and the labels of the
+// numbers are then in host memory, with no copy queued on the stream in between; a row too long
 // for a block (over 4096 vertices where n exceeds the bitmap's 327,680) sends all of them to a stable radix sort
 // of the vertices by number (CUB), queued after the wait. The temporaries share one allocation. The copies go
 // through page-locked memory kept per thread (up to 96 MiB): copies through pageable memory took 9-24 us each
@@ -28,6 +29,7 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <optional>
 
 #include "engine/cuda/carve.hpp"
 #include "engine/cuda/labels.hpp"
@@ -60,8 +62,19 @@ struct Header {
 // otherwise a longer row sends all of S's rows to a radix sort of the vertices by number. Up to bitmap_cheap
 // vertices (16 words of the bitmap a thread) every row of over 32 goes through the bitmap.
 constexpr std::uint32_t shared_row_most = 4096, bitmap_vertices = 10240 * 32, bitmap_cheap = 16 * 32 * 256;
-// Where the labels of the numbers go in the staging buffer (past the header's copy).
+// What the host reads after the numbering, written by the kernels straight into the page-locked staging buffer:
+// the count k (`empty` where the labels' range was too wide for the table: the kernels did nothing; the host sets
+// it so before the launches) and whether a row of S is too long for a block's sort.
+struct Seen {
+    std::uint32_t k;
+    std::uint32_t too_long;
+};
+// The staging buffer of n labels: the labels on their way up at 0 (n words of 4 or 8 bytes), the labels of the
+// numbers from words_at (k <= n words, of up to 8 bytes), then Seen (set by the host while the labels may still be
+// on their way up, so past them).
 constexpr std::size_t words_at = 64;
+inline std::size_t seen_at(std::uint64_t n) { return words_at + 8 * n; }
+inline std::size_t staging_bytes(std::uint64_t n) { return seen_at(n) + sizeof(Seen); }
 
 // The labels' range as the kernels after the reduction read it: false where it is too wide for the table of
 // `slots` slots (those kernels then do nothing).
@@ -138,15 +151,21 @@ __device__ inline void write_one(const Ones& o, std::uint64_t v) {
 
 // What the numbering kernel writes for each vertex v of number c: Sᵀ's column and offset, the ones, and v's
 // place among the vertices of number c (taken from c's count, one atomic a number a warp; not in vertex order,
-// which the row sort restores). The vertex that makes a row longer than a block sorts says so in the header.
+// which the row sort restores). The vertex that makes a row longer than a block sorts says so in the header
+// (and to the host, through seen); the last vertex writes k to both.
 struct VertexOut {
     Offset* st_offsets;
     ColIndex* st_cols;
     std::uint32_t* counts;
     std::uint32_t* ranks;
     Header* header;
+    Seen* seen;               // page-locked host memory; none without the staging buffer
     std::uint32_t long_rank;  // a row with a vertex of this rank is too long for a block's sort
     Ones ones;
+    __device__ void count(std::uint32_t k) const {
+        header->k = k;
+        if (seen) seen->k = k;
+    }
     __device__ void write(std::uint64_t v, ColIndex c) const {
         st_cols[v] = c;
         st_offsets[v] = v;
@@ -157,7 +176,23 @@ struct VertexOut {
         if (lane == leader) first = atomicAdd(counts + c, std::uint32_t(__popc(peers)));
         const std::uint32_t rank = __shfl_sync(peers, first, int(leader)) + __popc(peers & ((1u << lane) - 1));
         ranks[v] = rank;
-        if (rank == long_rank) header->too_long = 1;
+        if (rank == long_rank) {
+            header->too_long = 1;
+            if (seen) seen->too_long = 1;
+        }
+    }
+};
+
+// Where the numbering writes the label of each number (by the label's first vertex): words of W, or of 8 bytes
+// with `high` in the upper half (8-byte labels numbered as their low halves: widened here, not on the host).
+template <class W>
+struct WordsOut {
+    void* p;
+    bool wide;
+    std::uint64_t high;
+    __device__ void write(std::uint64_t c, W x) const {
+        if (wide) static_cast<std::uint64_t*>(p)[c] = high | std::uint64_t(x);
+        else static_cast<W*>(p)[c] = x;
     }
 };
 
@@ -178,7 +213,8 @@ __device__ inline std::uint64_t take_tile(unsigned long long* counter) {
 template <class W>
 __global__ void __launch_bounds__(block_size)
     number_kernel(const W* w, std::uint64_t n, W flip, Range<W> rg, const std::uint32_t* first,
-                  std::uint32_t* numbers, unsigned long long* states, Header* header, W* words, VertexOut out) {
+                  std::uint32_t* numbers, unsigned long long* states, Header* header, WordsOut<W> words,
+                  VertexOut out) {
     constexpr unsigned full = 0xFFFFFFFFu;
     __shared__ Offset warp_heads[block_size / 32], tile_before, tile_heads;
     W base;
@@ -207,7 +243,7 @@ __global__ void __launch_bounds__(block_size)
         for (unsigned u = 0; u < warp; ++u) c += warp_heads[u];
         volatile std::uint32_t* const slot = numbers;
         if (head) {
-            words[c] = w[v];
+            words.write(c, w[v]);
             slot[x] = std::uint32_t(c) + 1;
         }
         __syncthreads();  // the tile's own heads are seen without waiting
@@ -221,7 +257,7 @@ __global__ void __launch_bounds__(block_size)
         out.write(v, ColIndex(c));
         if (v == n - 1) {
             out.st_offsets[n] = n;
-            header->k = std::uint32_t(tile_before + tile_heads);
+            out.count(std::uint32_t(tile_before + tile_heads));
         }
     }
 }
@@ -450,9 +486,11 @@ void sort_by_number(LabelNumbering& r, Index n, Index k, const Context& ctx) {
                                        ctx.stream());
 }
 
+// high: labels of 8 bytes numbered as their low halves (W of 4 bytes), their high half; the labels of the numbers
+// are then written as 8 bytes.
 template <class W>
 LabelNumbering number(const W* labels, bool on_device, Index n, W flip, bool value_order, Ones ones,
-                      const Context& ctx) {
+                      const Context& ctx, std::optional<std::uint64_t> high = std::nullopt) {
     LabelNumbering r;
     if (n >= empty) return r;  // vertex numbers would meet the table's empty mark
     const std::uint64_t slots = 4 * std::uint64_t(n) + 1024;  // the widest range a table numbers, plus one
@@ -469,7 +507,7 @@ LabelNumbering number(const W* labels, bool on_device, Index n, W flip, bool val
     const std::size_t scan_bytes = value_order ? exclusive_flag_scan(nullptr, 0, Occupied{nullptr}, nullptr, slots, ctx) : 0;
     // The page-locked buffer takes the labels on their way up, then the header and the labels of the numbers on
     // their way back; without it (beyond its 96 MiB) the labels of the numbers wait on the GPU in lw.
-    void* stage = staging(words_at + n * sizeof(W));
+    void* stage = staging(staging_bytes(n));
     Carve carve(ctx, "indicator: temporaries");
     carve.take(header, 1);
     carve.take(f, slots);
@@ -501,11 +539,14 @@ LabelNumbering number(const W* labels, bool on_device, Index n, W flip, bool val
     const DrainOnThrow drain{stream_of(ctx)};
     check(cudaMemsetAsync(header, 0, sizeof(Header), stream_of(ctx)), "cudaMemsetAsync (labels)");
     const W* w = on_device ? labels : uploaded;
-    // The label of each number goes straight to the page-locked buffer past the header's slot (k <= n words fit),
-    // written by the kernel that numbers the vertices, so that the one wait for the count and the range brings
-    // them too.
-    static_assert(sizeof(Header) <= words_at);
-    W* words = stage ? reinterpret_cast<W*>(static_cast<char*>(stage) + words_at) : lw;
+    // The label of each number goes straight to the page-locked buffer (k <= n words fit), written by the kernel
+    // that numbers the vertices, as are k and whether a row is too long for a block: the one wait for the count
+    // brings them all.
+    const bool wide = sizeof(W) == 8 || high;
+    void* const words_p = stage ? static_cast<char*>(stage) + words_at : static_cast<void*>(lw);
+    const WordsOut<W> words{words_p, wide, high.value_or(0)};
+    Seen* const seen = stage ? reinterpret_cast<Seen*>(static_cast<char*>(stage) + seen_at(n)) : nullptr;
+    if (seen) *seen = Seen{empty, 0};
     if (on_device) {
         // (read in place)
     } else if (stage) {
@@ -532,7 +573,7 @@ LabelNumbering number(const W* labels, bool on_device, Index n, W flip, bool val
     // vertex's place among its number's; the first vertex of each label writes the label of its number, the last
     // vertex k.
     const std::uint32_t long_rank = n <= bitmap_vertices ? empty : shared_row_most;
-    const VertexOut out{r.st_offsets.data(), r.st_cols.data(), counts, ranks, header, long_rank, ones};
+    const VertexOut out{r.st_offsets.data(), r.st_cols.data(), counts, ranks, header, seen, long_rank, ones};
     if (value_order) {
         exclusive_flag_scan(scan_temp, scan_bytes, Occupied{f}, rk, slots, ctx);
         for_each(n, ctx, "indicator (numbers by value)", [=] __device__(std::uint64_t v) {
@@ -540,11 +581,11 @@ LabelNumbering number(const W* labels, bool on_device, Index n, W flip, bool val
             if (!rg.read(base)) return;
             const W x = (w[v] ^ flip) - base;
             const ColIndex c = rk[x];
-            if (f[x] == std::uint32_t(v)) words[c] = w[v];
+            if (f[x] == std::uint32_t(v)) words.write(c, w[v]);
             out.write(v, c);
             if (v == n - 1) {
                 out.st_offsets[n] = n;
-                header->k = rk[slots - 1] + (f[slots - 1] != empty);
+                out.count(rk[slots - 1] + (f[slots - 1] != empty));
             }
         });
     } else {
@@ -554,7 +595,7 @@ LabelNumbering number(const W* labels, bool on_device, Index n, W flip, bool val
         check_launch("indicator (numbers)");
     }
 
-    // The count and the range come back while the GPU goes on: S's row offsets (a one-launch scan of the counts,
+    // The count comes back while the GPU goes on: S's row offsets (a one-launch scan of the counts,
     // into a temporary of n + 1), the vertices placed in their rows, and each row sorted where it lies (a warp or
     // a block a row) are queued before the host knows k, their kernels reading it (and whether a row is too long
     // for a block, or the range too wide: then they do nothing) where the numbering left it. (Waiting first left
@@ -563,13 +604,8 @@ LabelNumbering number(const W* labels, bool on_device, Index n, W flip, bool val
     Offset* const o = s_off;
     const Header* const hd = header;
     Header got;
-    if (stage) {
-        check(cudaMemcpyAsync(stage, header, sizeof(Header), cudaMemcpyDeviceToHost, stream_of(ctx)),
-              "cudaMemcpyAsync (labels)");
-        check(cudaEventRecord(counted, stream_of(ctx)), "cudaEventRecord (labels)");
-    } else {
-        to_host(&got, header, sizeof got, nullptr, ctx);
-    }
+    if (stage) check(cudaEventRecord(counted, stream_of(ctx)), "cudaEventRecord (labels)");
+    else to_host(&got, header, sizeof got, nullptr, ctx);
     offsets_kernel<<<unsigned(std::min<std::uint64_t>((n + block_size - 1) / block_size, 2048)), block_size, 0,
                      stream_of(ctx)>>>(counts, n, count_states, header, o, block_rows, listed_most);
     check_launch("indicator (row offsets)");
@@ -589,10 +625,14 @@ LabelNumbering number(const W* labels, bool on_device, Index n, W flip, bool val
     check_launch("indicator (row sorts)");
     if (stage) {
         check(cudaEventSynchronize(counted), "waiting for the labels' count");
-        std::memcpy(&got, stage, sizeof got);
+        const volatile Seen* const s = seen;  // (written by the GPU)
+        got.k = s->k;
+        got.too_long = s->too_long;
+        if (got.k == empty) return LabelNumbering{};  // (the range too wide)
+    } else {
+        const W base = W(~got.range[0]), span = W(W(got.range[1]) - base);
+        if (!detail::table_range(span, n)) return LabelNumbering{};
     }
-    const W base = W(~got.range[0]), span = W(W(got.range[1]) - base);
-    if (!detail::table_range(span, n)) return LabelNumbering{};
     const Index k = got.k;
     r.k = k;
     r.s_offsets = Array<Offset>(k + 1, ctx);
@@ -602,7 +642,7 @@ LabelNumbering number(const W* labels, bool on_device, Index n, W flip, bool val
     // Without a staging buffer (labels beyond its 96 MiB) the labels of the numbers come back now; otherwise the
     // rows are left queued: the temporaries go back to the stream's pool behind them.
     if (stage) {
-        r.words = words;  // (written there before the wait)
+        r.words = words_p;  // (written there before the wait)
     } else {
         r.own.resize(k * sizeof(W));
         to_host(r.own.data(), lw, k * sizeof(W), nullptr, ctx);
@@ -625,11 +665,10 @@ LabelNumbering number_labels(const void* labels, bool on_device, std::size_t wor
     if (!on_device && n > 0 && n < empty) {
         // Host labels of 8 bytes whose high halves are all equal (a range within 2^32 of small or of negative
         // labels) go up as their low halves, half the bytes, numbered as words of 4 bytes without a flip: with
-        // the high halves equal, the low halves order and differ as the flipped labels do. The labels of the
-        // numbers come back as low halves and are widened into the staging buffer past them (one pass the compiler
-        // vectorizes; widened where they lay, last first, the pass ran a word at a time).
-        const std::size_t wide_at = words_at + 8 * ((std::size_t(n) + 1) / 2);  // (8-byte aligned, past n halves)
-        if (void* stage = staging(wide_at + n * sizeof(std::uint64_t))) {
+        // the high halves equal, the low halves order and differ as the flipped labels do. The numbering writes
+        // the labels of the numbers back whole, the high half put back on the GPU (widened on the host, the k
+        // words took 13-15 us of a 120 us call on soc-Slashdot0902's clusters).
+        if (void* stage = staging(staging_bytes(n))) {
             auto* low = static_cast<std::uint32_t*>(stage);
             std::uint64_t all = ~std::uint64_t(0), any = 0;
             for (Index v = 0; v < n; ++v) {
@@ -638,17 +677,9 @@ LabelNumbering number_labels(const void* labels, bool on_device, std::size_t wor
                 any |= x;
                 low[v] = std::uint32_t(x);
             }
-            if ((all >> 32) == (any >> 32)) {
-                LabelNumbering r = number(low, false, n, std::uint32_t(0), value_order, ones, ctx);
-                if (r.numbered) {
-                    const std::uint64_t high = all & ~std::uint64_t(0xffffffff);
-                    const auto* __restrict__ halves = static_cast<const std::uint32_t*>(r.words);
-                    auto* __restrict__ wide = reinterpret_cast<std::uint64_t*>(static_cast<char*>(stage) + wide_at);
-                    for (Index c = 0; c < r.k; ++c) wide[c] = high | halves[c];
-                    r.words = wide;
-                }
-                return r;
-            }
+            if ((all >> 32) == (any >> 32))
+                return number(low, false, n, std::uint32_t(0), value_order, ones, ctx,
+                              all & ~std::uint64_t(0xffffffff));
         }
     }
     return number(in, on_device, n, flip, value_order, ones, ctx);
