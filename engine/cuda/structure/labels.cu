@@ -505,8 +505,9 @@ LabelNumbering number(const W* labels, bool on_device, Index n, W flip, bool val
     W *lw = nullptr, *uploaded = nullptr;
     std::uint8_t* scan_temp = nullptr;
     const std::size_t scan_bytes = value_order ? exclusive_flag_scan(nullptr, 0, Occupied{nullptr}, nullptr, slots, ctx) : 0;
-    // The page-locked buffer takes the labels on their way up, then the header and the labels of the numbers on
-    // their way back; without it (beyond its 96 MiB) the labels of the numbers wait on the GPU in lw.
+    // The page-locked buffer takes the labels on their way up, then the labels of the numbers, k and the too-long
+    // flag on their way back (staging_bytes); without it (beyond its 96 MiB) the header comes back by a copy and
+    // the labels of the numbers wait on the GPU in lw.
     void* stage = staging(staging_bytes(n));
     Carve carve(ctx, "indicator: temporaries");
     carve.take(header, 1);
@@ -595,12 +596,12 @@ LabelNumbering number(const W* labels, bool on_device, Index n, W flip, bool val
         check_launch("indicator (numbers)");
     }
 
-    // The count comes back while the GPU goes on: S's row offsets (a one-launch scan of the counts,
-    // into a temporary of n + 1), the vertices placed in their rows, and each row sorted where it lies (a warp or
-    // a block a row) are queued before the host knows k, their kernels reading it (and whether a row is too long
-    // for a block, or the range too wide: then they do nothing) where the numbering left it. (Waiting first left
-    // the GPU idle for 15-17 us on soc-Slashdot0902, H200.) With a row too long for a block, all of S's rows are
-    // sorted stably by number afterwards.
+    // The count comes back while the GPU goes on: S's row offsets (a one-launch scan of the counts, into a
+    // temporary of n + 1), the vertices placed in their rows, and each row sorted where it lies (a warp or a block
+    // a row) are queued before the host knows k, their kernels reading it (and whether a row is too long for a
+    // block, or the range too wide: then they do nothing) where the numbering left it. (Waiting first left the GPU
+    // idle for 15-17 us on soc-Slashdot0902, H200.) With a row too long for a block, all of S's rows are sorted
+    // stably by number afterwards.
     Offset* const o = s_off;
     const Header* const hd = header;
     Header got;
