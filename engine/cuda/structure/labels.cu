@@ -70,11 +70,11 @@ struct Seen {
     std::uint32_t too_long;
 };
 // The staging buffer of n labels: the labels on their way up at 0 (n words of 4 or 8 bytes), the labels of the
-// numbers from words_at (k <= n words, of up to 8 bytes), then Seen (set by the host while the labels may still be
-// on their way up, so past them).
+// numbers from words_at (k <= n words of `word` bytes, at least as wide as those that went up), then Seen (set by
+// the host while the labels may still be on their way up, so past them).
 constexpr std::size_t words_at = 64;
-inline std::size_t seen_at(std::uint64_t n) { return words_at + 8 * n; }
-inline std::size_t staging_bytes(std::uint64_t n) { return seen_at(n) + sizeof(Seen); }
+inline std::size_t seen_at(std::uint64_t n, std::size_t word) { return words_at + word * n; }
+inline std::size_t staging_bytes(std::uint64_t n, std::size_t word) { return seen_at(n, word) + sizeof(Seen); }
 
 // The labels' range as the kernels after the reduction read it: false where it is too wide for the table of
 // `slots` slots (those kernels then do nothing).
@@ -508,7 +508,9 @@ LabelNumbering number(const W* labels, bool on_device, Index n, W flip, bool val
     // The page-locked buffer takes the labels on their way up, then the labels of the numbers, k and the too-long
     // flag on their way back (staging_bytes); without it (beyond its 96 MiB) the header comes back by a copy and
     // the labels of the numbers wait on the GPU in lw.
-    void* stage = staging(staging_bytes(n));
+    const bool wide = sizeof(W) == 8 || high;  // (the labels of the numbers in 8 bytes)
+    const std::size_t word = wide ? 8 : sizeof(W);
+    void* stage = staging(staging_bytes(n, word));
     Carve carve(ctx, "indicator: temporaries");
     carve.take(header, 1);
     carve.take(f, slots);
@@ -543,10 +545,9 @@ LabelNumbering number(const W* labels, bool on_device, Index n, W flip, bool val
     // The label of each number goes straight to the page-locked buffer (k <= n words fit), written by the kernel
     // that numbers the vertices, as are k and whether a row is too long for a block: the one wait for the count
     // brings them all.
-    const bool wide = sizeof(W) == 8 || high;
     void* const words_p = stage ? static_cast<char*>(stage) + words_at : static_cast<void*>(lw);
     const WordsOut<W> words{words_p, wide, high.value_or(0)};
-    Seen* const seen = stage ? reinterpret_cast<Seen*>(static_cast<char*>(stage) + seen_at(n)) : nullptr;
+    Seen* const seen = stage ? reinterpret_cast<Seen*>(static_cast<char*>(stage) + seen_at(n, word)) : nullptr;
     if (seen) *seen = Seen{empty, 0};
     if (on_device) {
         // (read in place)
@@ -669,7 +670,7 @@ LabelNumbering number_labels(const void* labels, bool on_device, std::size_t wor
         // the high halves equal, the low halves order and differ as the flipped labels do. The numbering writes
         // the labels of the numbers back whole, the high half put back on the GPU (widened on the host, the k
         // words took 13-15 us of a 120 us call on soc-Slashdot0902's clusters).
-        if (void* stage = staging(staging_bytes(n))) {
+        if (void* stage = staging(staging_bytes(n, 8))) {  // (as number() asks: the same buffer)
             auto* low = static_cast<std::uint32_t*>(stage);
             std::uint64_t all = ~std::uint64_t(0), any = 0;
             for (Index v = 0; v < n; ++v) {
