@@ -658,6 +658,41 @@ TEST_CASE("SpMM: wide and narrow workers at the widths that have both", "[mxm][s
     run.operator()<double>(142);
 }
 
+// Small matrices whose longest row fits a block's workers take a block a row (engine/cuda/spmm/spmm.cu, plus_times
+// on float and double at widths of 16-byte vectors on 8 lanes or more; HYBLA_SPMM_ROWS=block forces it on any
+// matrix, walk forces the shares): both paths and the rule, on rows of lengths around a block's workers and their
+// multiples between empty rows (1000 entries: 32 a worker at w = 32 floats), skewed rows with two rows of 1200
+// and a hub, and 200 rows of 40 to 160 entries (the rule's block path on a GPU); with accumulators, at widths with
+// and without 16-byte vectors, over one and several panels.
+TEST_CASE("SpMM: a block a row on small matrices forced and by the rule", "[mxm][spmm]") {
+    const std::vector<Index> ladder{0, 1, 7, 8, 9, 31, 32, 33, 0, 63, 64, 65, 127, 128, 129, 255, 256, 257, 1000, 0, 2};
+    auto run = [&]<class T>(std::uint64_t seed) {
+        const Index n = 1200;
+        const Sparse<T> mats[] = {
+            sparse<T>(n, ladder, seed, plain_fill<T>(seed)),
+            sparse<T>(n, skewed(400, n, 1100, hub_row_for(400, 1), seed + 1), seed + 1, plain_fill<T>(seed + 1)),
+            sparse<T>(n, uniform_lengths(200, 40, 160, seed + 2), seed + 2, plain_fill<T>(seed + 2))};
+        std::size_t k = 0;
+        for (const char* mode : {"block", "walk", static_cast<const char*>(nullptr)}) {
+            const EnvGuard env("HYBLA_SPMM_ROWS", mode);
+            for (const Sparse<T>& a : mats)
+                for (Index K : {Index(16), Index(32), Index(47), Index(64), Index(128), Index(256), Index(260),
+                                Index(512), Index(516)}) {
+                    ++k;
+                    if (!ref::in_shard()) continue;
+                    INFO("HYBLA_SPMM_ROWS=" << (mode ? mode : "(the rule)"));
+                    const DenseMatrix<T> b = dense<T>(n, K, plain_fill<T>(seed + K));
+                    const DenseMatrix<T> c0 = dense<T>(a.m, K, plain_fill<T>(seed - K));
+                    check<plus_times>(a, b, c0, no_accum, transposes(k));
+                    check<plus_times>(a, b, c0, plus_op{}, transposes(k + 1));
+                    check<plus_times>(a, b, c0, times_op{}, transposes(k + 2));
+                }
+        }
+    };
+    run.operator()<float>(181);
+    run.operator()<double>(182);
+}
+
 // Rows of lengths around powers of two (0..3, 7..9, ..., 4095..4097) separated by empty rows, after a first row
 // of s entries that shifts where every later row starts relative to any share size: rows that end exactly at a
 // share boundary, cross it by one entry, or fill whole shares.

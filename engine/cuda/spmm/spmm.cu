@@ -118,7 +118,9 @@ struct Plan {
 };
 struct Plans {
     static constexpr std::size_t most = 4;
+    static constexpr std::uint64_t unknown = ~std::uint64_t(0);
     std::vector<std::shared_ptr<const Plan>> kept;
+    std::uint64_t longest = unknown;  // the entries of A's longest row, once a small matrix has asked
 };
 
 // Worker t's first entry: the first whose cost reaches t x quota. Row r is the last whose first entry's cost
@@ -181,6 +183,7 @@ std::shared_ptr<const Plan> plan_of(const Matrix<T>& a, const Split& split) {
         checked(int(cudaGetLastError()), "SpMM plan kernel");
     }
     auto plans = std::make_shared<Plans>();
+    plans->longest = cached ? cached->longest : Plans::unknown;
     plans->kept.push_back(plan);
     if (cached)
         for (const auto& p : cached->kept)
@@ -189,22 +192,76 @@ std::shared_ptr<const Plan> plan_of(const Matrix<T>& a, const Split& split) {
     return plan;
 }
 
+// The entries of A's longest row: its offsets read back once (a small matrix: the driver asks only below a
+// wave of blocks' rows) and kept with the plans.
+template <class T>
+std::uint64_t longest_row(const Matrix<T>& a) {
+    const auto cached = std::static_pointer_cast<const Plans>(a.cached_spmm_plan());
+    if (cached && cached->longest != Plans::unknown) return cached->longest;
+    std::vector<Offset> off(a.nrows() + 1);
+    copy(off.data(), a.storage_offsets().data(), off.size() * sizeof(Offset), CopyKind::device_to_host,
+         a.context().stream());
+    std::uint64_t longest = 0;
+    for (std::size_t r = 0; r + 1 < off.size(); ++r) longest = std::max<std::uint64_t>(longest, off[r + 1] - off[r]);
+    auto plans = cached ? std::make_shared<Plans>(*cached) : std::make_shared<Plans>();
+    plans->longest = longest;
+    a.cache_spmm_plan(plans);
+    return longest;
+}
+
+// A block a row (row_block_kernel) for a small matrix: at most 2 rows a block (a wave of blocks at once), and
+// those rows' batches of entries a worker at most 16 (the longest row's entries over the block's workers, `batch`
+// at a time); else the shares (spmm_kernel). H200, against the shares, two passes: mbeacxc (496 rows of up to 484
+// entries, a row a block) 16-49% faster at up to 16 batches (float w = 32 0.0154 -> 0.0078-0.0089 ms, double w =
+// 64 0.0166 -> 0.0138), within 7% either way at 31, 65% slower at 61 (double w = 256); email-Eu-core (2 rows a
+// block) 18-40% faster at up to 7 batches; bcsstk13 (4 rows a block) level at 1-2 batches, 30-55% slower at 6-12.
+// HYBLA_SPMM_ROWS=block or walk forces one (the tests run both).
+inline constexpr std::uint64_t row_block_rows = 2, row_block_batches = 16;
+template <class T>
+bool row_blocks(const Matrix<T>& a, unsigned workers, unsigned batch, unsigned resident, int device) {
+    if (const char* e = std::getenv("HYBLA_SPMM_ROWS"); e && *e) {
+        if (std::string(e) == "block") return true;
+        if (std::string(e) == "walk") return false;
+    }
+    const std::uint64_t wave = std::uint64_t(multiprocessor_count(device)) * resident;
+    if (a.nvals() == 0 || a.nrows() > row_block_rows * wave) return false;
+    const std::uint64_t rows = (a.nrows() + wave - 1) / wave, entries = (longest_row(a) + workers - 1) / workers;
+    return rows * ((entries + batch - 1) / batch) <= row_block_batches;
+}
+
 template <class T, class Sr, unsigned L, unsigned V, unsigned NV, unsigned U, unsigned MB, bool LateA>
 void launch_shape(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, const Sr& sr, const Context& ctx) {
     Args<T> x;
     x.nrows = a.nrows();
     x.nnz = a.nvals();
     x.w = b.ncols();
-    constexpr auto kernel = spmm_kernel<T, Sr, L, V, NV, U, MB, LateA>;
-    const unsigned resident = resident_blocks<kernel>(ctx.device());
-    const auto plan = plan_of(a, split_of(x.nnz, x.nrows, x.w, sizeof(T), L, resident, ctx.device()));
-    x.workers = plan->split.workers;
-    x.begin = plan->begin.data();
     x.off = a.storage_offsets().data();
     x.cols = a.storage_indices().data();
     x.vals = a.storage_values().data();
     x.b = b.storage().data();
     x.out = out;
+    const auto stream = static_cast<cudaStream_t>(ctx.stream());
+    // plus_times on float and double, 16-byte vectors on 8 lanes or more (w of 32 floats or 16 doubles and up):
+    // a block a row where the matrix is small (the shapes built for it: the build's time).
+    if constexpr (std::is_same_v<Sr, PlusTimes> && V > 1 && L >= 8) {
+        constexpr unsigned RU = 4 / NV;  // entries a batch (64 registers, 4 blocks a multiprocessor)
+        constexpr auto rows_kernel = row_block_kernel<T, Sr, L, V, NV, RU>;
+        const unsigned resident = resident_blocks<rows_kernel>(ctx.device());
+        if (row_blocks(a, block_size / L, RU, resident, ctx.device())) {
+            const std::uint64_t wave = std::uint64_t(multiprocessor_count(ctx.device())) * resident;
+            rows_kernel<<<unsigned(std::clamp<std::uint64_t>(x.nrows, 1, wave)), block_size, 0, stream>>>(x, sr);
+            checked(int(cudaGetLastError()), "SpMM kernel (a block a row)");
+            trace("cuda spmm: %llu entries, width %llu: a block a row, %u lanes a worker, %u values a load, %u "
+                  "loads a lane, %u entries a batch",
+                  (unsigned long long)x.nnz, (unsigned long long)x.w, L, V, NV, RU);
+            return;
+        }
+    }
+    constexpr auto kernel = spmm_kernel<T, Sr, L, V, NV, U, MB, LateA>;
+    const unsigned resident = resident_blocks<kernel>(ctx.device());
+    const auto plan = plan_of(a, split_of(x.nnz, x.nrows, x.w, sizeof(T), L, resident, ctx.device()));
+    x.workers = plan->split.workers;
+    x.begin = plan->begin.data();
     x.first_row = plan->first_row.data();
     x.parts = plan->parts.data();
     Array<T> partial(x.workers > 1 ? 2 * x.workers * x.w : 0, ctx);
@@ -212,7 +269,6 @@ void launch_shape(const Matrix<T>& a, const DenseMatrix<T>& b, Out<T> out, const
     // Enough blocks for the workers, and for the empty rows' pass (a row a thread, grid-stride) when it writes.
     const std::uint64_t for_rows =
         out.skip_empty ? 0 : std::min<std::uint64_t>(x.nrows, std::uint64_t(multiprocessor_count(ctx.device())) * 2048);
-    const auto stream = static_cast<cudaStream_t>(ctx.stream());
     kernel<<<blocks_for(std::max(x.workers * L, for_rows)), block_size, 0, stream>>>(x, sr);
     checked(int(cudaGetLastError()), "SpMM kernel");
     if (x.workers > 1) {

@@ -285,6 +285,114 @@ __global__ void __launch_bounds__(block_size, MB) spmm_kernel(Args<T> x, Sr sr) 
     }
 }
 
+// Small matrices of long rows (no more rows than one wave of blocks holds, the longest within a few batches a
+// worker; the driver decides): a block a row, its block_size / L workers (groups of L lanes holding the row's
+// vectors as spmm_kernel's do) each folding an equal run of the row's entries, read U at a time (the next batch's
+// columns and values read while this one's B rows load), then the runs folded in order in shared memory and the
+// row written. One kernel: no partial rows in global memory and no combine kernel, whose latency (a second
+// kernel of 8-17 us on 496 rows of 100 entries, H200) set the time of such matrices. The order of the terms
+// depends on the row's length and the shape alone: the same bits run after run.
+template <class T, class Sr, unsigned L, unsigned V, unsigned NV, unsigned U>
+__global__ void __launch_bounds__(block_size, 4) row_block_kernel(Args<T> x, Sr sr) {
+    constexpr unsigned G = block_size / L;  // workers a block
+    constexpr unsigned E = (U + L - 1) / L;  // entries a lane reads a batch
+    constexpr unsigned panel = L * NV * V;
+    constexpr bool has_identity = std::is_same_v<Sr, PlusTimes>;
+    __shared__ alignas(16) unsigned char raw[G * panel * sizeof(T)];
+    auto* const part = reinterpret_cast<Vec<T, V>*>(raw);  // worker g's vector c of the panel: g x (panel / V) + c
+    const unsigned lane = threadIdx.x % warp_size, s = lane % L, g = threadIdx.x / L;
+    const unsigned mask = L == warp_size ? 0xffffffffu : ((1u << L) - 1u) << (lane - s);
+    const unsigned w = unsigned(x.w), row_bytes = w * unsigned(sizeof(T));
+    const char* const b_bytes = reinterpret_cast<const char*>(x.b);
+    for (std::uint64_t r = blockIdx.x; r < x.nrows; r += gridDim.x) {
+        const std::uint64_t lo = x.off[r], len = x.off[r + 1] - lo;
+        if (len == 0) {  // (the same on every thread of the block)
+            if (!x.out.skip_empty)
+                for (unsigned c = threadIdx.x; c < w; c += block_size) x.out.put(r * w + c, sr.template zero<T>());
+            continue;
+        }
+        const std::uint64_t chunk = (len + G - 1) / G;
+        const unsigned runs = unsigned((len + chunk - 1) / chunk);  // workers with entries: 0 .. runs - 1
+        const std::uint64_t begin = lo + std::min<std::uint64_t>(g * chunk, len);
+        const unsigned n = unsigned(std::min<std::uint64_t>(lo + len, begin + chunk) - begin);
+        auto read = [&](unsigned i, ColIndex (&k)[E], T (&a)[E]) {
+#pragma unroll
+            for (unsigned e = 0; e < E; ++e) {
+                const unsigned j = i + e * L + s;
+                const bool in = j < n && e * L + s < U;
+                k[e] = in ? warp_ops::load_ro(x.cols + begin + j) : 0;
+                a[e] = in ? warp_ops::load_ro(x.vals + begin + j) : T{};
+            }
+        };
+        for (unsigned x0 = 0; x0 < w; x0 += panel) {
+            bool col_in[NV];
+#pragma unroll
+            for (unsigned t = 0; t < NV; ++t) col_in[t] = x0 + (s + t * L) * V < w;
+            const std::uint64_t lane_bytes = std::uint64_t(x0 + s * V) * sizeof(T);
+            Vec<T, V> acc[NV];
+#pragma unroll
+            for (unsigned t = 0; t < NV; ++t)
+#pragma unroll
+                for (unsigned v = 0; v < V; ++v) acc[t].v[v] = sr.template zero<T>();
+            ColIndex kn[E];
+            T an[E];
+            if (n > 0) read(0, kn, an);
+            for (unsigned i = 0; i < n; i += U) {
+                ColIndex kq[E];
+                T aq[E];
+#pragma unroll
+                for (unsigned e = 0; e < E; ++e) {
+                    kq[e] = kn[e];
+                    aq[e] = an[e];
+                }
+                if (i + U < n) read(i + U, kn, an);
+                Vec<T, V> bv[U][NV];
+                T av[U];
+#pragma unroll
+                for (unsigned u = 0; u < U; ++u) {
+                    const ColIndex k = warp_ops::shfl_idx(kq[u / L], int(u % L), mask, int(L));
+                    av[u] = warp_ops::shfl_idx(aq[u / L], int(u % L), mask, int(L));
+                    if (i + u < n) {
+                        const auto* br =
+                            reinterpret_cast<const Vec<T, V>*>(b_bytes + warp_ops::mad_wide(k, row_bytes, lane_bytes));
+#pragma unroll
+                        for (unsigned t = 0; t < NV; ++t)
+                            if (col_in[t]) bv[u][t] = br[t * L];
+                    }
+                }
+#pragma unroll
+                for (unsigned u = 0; u < U; ++u) {
+                    if (i + u >= n) continue;
+#pragma unroll
+                    for (unsigned t = 0; t < NV; ++t)
+#pragma unroll
+                        for (unsigned v = 0; v < V; ++v) {
+                            if (!col_in[t]) continue;
+                            const T term = sr.template multiply<T>(av[u], bv[u][t].v[v]);
+                            if constexpr (has_identity) acc[t].v[v] = sr.template add<T>(acc[t].v[v], term);
+                            else acc[t].v[v] = i + u == 0 ? term : sr.template add<T>(acc[t].v[v], term);
+                        }
+                }
+            }
+            if (g < runs)
+#pragma unroll
+                for (unsigned t = 0; t < NV; ++t) part[g * (panel / V) + s + t * L] = acc[t];
+            __syncthreads();
+            // The runs folded in order, a thread a vector of the panel.
+            for (unsigned c = threadIdx.x; c < panel / V && x0 + c * V < w; c += block_size) {
+                Vec<T, V> sum = part[c];
+                for (unsigned q = 1; q < runs; ++q) {
+                    const Vec<T, V> p = part[q * (panel / V) + c];
+#pragma unroll
+                    for (unsigned v = 0; v < V; ++v) sum.v[v] = sr.template add<T>(sum.v[v], p.v[v]);
+                }
+                x.out.put(r * w + x0 + c * V, sum);
+            }
+            __syncthreads();  // the parts are read before the next panel or row writes them
+        }
+    }
+}
+
 // The rows split over shares. Boundary b (between shares b - 1 and b) owns the row of share b's first entry when
 // that row began in share b - 1. The row's parts are the tail of share b - 1 (part 0) and the heads of shares b,
 // b + 1, ... up to the share of its last entry (part j: the head of share b - 1 + j). A row of at most short_parts
