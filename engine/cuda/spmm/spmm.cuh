@@ -91,6 +91,65 @@ __device__ __forceinline__ void empty_rows(const Args<T>& x, const Sr& sr) {
     }
 }
 
+// Pieces of a worker's walk over its run of A's entries (begin .. begin + n - 1), shared by spmm_kernel and
+// row_block_kernel. The columns and values of the batch of U entries at relative entry i: lane s of the worker's
+// L reads entries i + s, i + s + L, ... (E a lane), passed round by shuffle later.
+template <class T, unsigned L, unsigned U, unsigned E>
+__device__ __forceinline__ void read_batch(const Args<T>& x, std::uint64_t begin, unsigned n, unsigned s, unsigned i,
+                                           ColIndex (&k)[E], T (&a)[E]) {
+#pragma unroll
+    for (unsigned e = 0; e < E; ++e) {
+        const unsigned j = i + e * L + s;
+        const bool in = j < n && e * L + s < U;
+        k[e] = in ? warp_ops::load_ro(x.cols + begin + j) : 0;
+        a[e] = in ? warp_ops::load_ro(x.vals + begin + j) : T{};
+    }
+}
+// The batch at i taken (kq, aq) and the next one's read begun (kn, an), so that its loads are in flight while
+// this batch's rows of B load.
+template <class T, unsigned L, unsigned U, unsigned E>
+__device__ __forceinline__ void take_batch(const Args<T>& x, std::uint64_t begin, unsigned n, unsigned s, unsigned i,
+                                           ColIndex (&kn)[E], T (&an)[E], ColIndex (&kq)[E], T (&aq)[E]) {
+#pragma unroll
+    for (unsigned e = 0; e < E; ++e) {
+        kq[e] = kn[e];
+        aq[e] = an[e];
+    }
+    if (i + U < n) read_batch<T, L, U>(x, begin, n, s, i + U, kn, an);
+}
+// The rows of B of the batch's entries (those before n), all loads issued before any fold: entry u's column from
+// lane u % L, and (PassA) its value; the lane's vectors t of the panel that lie inside the width (col_in).
+template <class T, unsigned L, unsigned V, unsigned NV, unsigned U, unsigned E, bool PassA>
+__device__ __forceinline__ void gather_batch(const char* b_bytes, unsigned row_bytes, std::uint64_t lane_bytes,
+                                             unsigned mask, unsigned i, unsigned n, const bool (&col_in)[NV],
+                                             const ColIndex (&kq)[E], const T (&aq)[E], Vec<T, V> (&bv)[U][NV],
+                                             T (&av)[U]) {
+#pragma unroll
+    for (unsigned u = 0; u < U; ++u) {
+        const ColIndex k = warp_ops::shfl_idx(kq[u / L], int(u % L), mask, int(L));
+        if constexpr (PassA) av[u] = warp_ops::shfl_idx(aq[u / L], int(u % L), mask, int(L));
+        if (i + u < n) {
+            const auto* br = reinterpret_cast<const Vec<T, V>*>(b_bytes + warp_ops::mad_wide(k, row_bytes, lane_bytes));
+#pragma unroll
+            for (unsigned t = 0; t < NV; ++t)
+                if (col_in[t]) bv[u][t] = br[t * L];
+        }
+    }
+}
+// The lane's vectors t (columns x0 + (s + t L) V) that lie inside the width, and a row's sums set to the identity.
+template <unsigned L, unsigned V, unsigned NV>
+__device__ __forceinline__ void lane_columns(bool (&col_in)[NV], unsigned x0, unsigned s, unsigned w) {
+#pragma unroll
+    for (unsigned t = 0; t < NV; ++t) col_in[t] = x0 + (s + t * L) * V < w;
+}
+template <class T, class Sr, unsigned V, unsigned NV>
+__device__ __forceinline__ void set_identity(Vec<T, V> (&acc)[NV], const Sr& sr) {
+#pragma unroll
+    for (unsigned t = 0; t < NV; ++t)
+#pragma unroll
+        for (unsigned v = 0; v < V; ++v) acc[t].v[v] = sr.template zero<T>();
+}
+
 // Shares of A's entries of equal cost (entries and rows weighed, the plan), across row boundaries, one per group
 // of L lanes (a worker; 32 / L workers a warp).
 // Lane s of a worker holds, for a panel of L x NV x V columns, the vectors s, s + L, ..., s + (NV - 1) L of V
@@ -130,21 +189,9 @@ __global__ void __launch_bounds__(block_size, MB) spmm_kernel(Args<T> x, Sr sr) 
     const std::uint64_t row0 = x.first_row[worker];
     T* head = x.partial + 2 * worker * w;
     T* tail = head + w;
-    // The columns and values of the batch at entry i of the share: lane s reads entries i + s, i + s + L, ...
-    auto read = [&](unsigned i, ColIndex (&k)[E], T (&a)[E]) {
-#pragma unroll
-        for (unsigned e = 0; e < E; ++e) {
-            const unsigned j = i + e * L + s;
-            const bool in = j < n && e * L + s < U;
-            k[e] = in ? warp_ops::load_ro(x.cols + begin + j) : 0;
-            a[e] = in ? warp_ops::load_ro(x.vals + begin + j) : T{};
-        }
-    };
     for (unsigned x0 = 0; x0 < w; x0 += panel) {
-        // The lane's columns x0 + (s + t L) V inside the width.
         bool col_in[NV];
-#pragma unroll
-        for (unsigned t = 0; t < NV; ++t) col_in[t] = x0 + (s + t * L) * V < w;
+        lane_columns<L, V>(col_in, x0, s, w);
         // The lane's first vector of B's row k in this panel: k x w x sizeof T + lane_bytes bytes from B (a row's
         // bytes are below 2^32: the driver checks), one wide multiply-add and an add of B, a parameter, an entry.
         // (A 64-bit pointer of the lane's own did not stay in a register: it was made again at every entry from
@@ -152,10 +199,7 @@ __global__ void __launch_bounds__(block_size, MB) spmm_kernel(Args<T> x, Sr sr) 
         const std::uint64_t lane_bytes = std::uint64_t(x0 + s * V) * sizeof(T);
         const char* const b_bytes = reinterpret_cast<const char*>(x.b);
         Vec<T, V> acc[NV];
-#pragma unroll
-        for (unsigned t = 0; t < NV; ++t)
-#pragma unroll
-            for (unsigned v = 0; v < V; ++v) acc[t].v[v] = sr.template zero<T>();
+        set_identity(acc, sr);
         std::uint64_t row = row0;
         // The row ends of a window of rows, base .. base + L - 1, lane s holding row base + s's relative to begin,
         // n + 1 for a row that goes on into the next share (or lies past the last): a row switch finds the next
@@ -201,31 +245,15 @@ __global__ void __launch_bounds__(block_size, MB) spmm_kernel(Args<T> x, Sr sr) 
         };
         ColIndex kn[E];
         T an[E];
-        read(0, kn, an);
+        read_batch<T, L, U>(x, begin, n, s, 0, kn, an);
         for (unsigned i = 0; i < n; i += U) {
             ColIndex kq[E];
             T aq[E];
-#pragma unroll
-            for (unsigned e = 0; e < E; ++e) {
-                kq[e] = kn[e];
-                aq[e] = an[e];
-            }
-            if (i + U < n) read(i + U, kn, an);
+            take_batch<T, L, U>(x, begin, n, s, i, kn, an, kq, aq);
             // The B loads of the batch first.
             Vec<T, V> bv[U][NV];
             T av[U];
-#pragma unroll
-            for (unsigned u = 0; u < U; ++u) {
-                const ColIndex k = warp_ops::shfl_idx(kq[u / L], int(u % L), mask, int(L));
-                if constexpr (!LateA) av[u] = warp_ops::shfl_idx(aq[u / L], int(u % L), mask, int(L));
-                if (i + u < n) {
-                    const auto* br =
-                        reinterpret_cast<const Vec<T, V>*>(b_bytes + warp_ops::mad_wide(k, row_bytes, lane_bytes));
-#pragma unroll
-                    for (unsigned t = 0; t < NV; ++t)
-                        if (col_in[t]) bv[u][t] = br[t * L];
-                }
-            }
+            gather_batch<T, L, V, NV, U, E, !LateA>(b_bytes, row_bytes, lane_bytes, mask, i, n, col_in, kq, aq, bv, av);
             // Then their folds, in order, a run of the same row at a time: one copy of the row switch's code
             // and one of the folds (each a fixed register, those outside the run skipped).
             const unsigned nu = n - i < U ? n - i : U;
@@ -234,10 +262,7 @@ __global__ void __launch_bounds__(block_size, MB) spmm_kernel(Args<T> x, Sr sr) 
                     flush(in_head ? head : nullptr);
                     in_head = false;
                     has = false;
-#pragma unroll
-                    for (unsigned t = 0; t < NV; ++t)
-#pragma unroll
-                        for (unsigned v = 0; v < V; ++v) acc[t].v[v] = sr.template zero<T>();
+                    set_identity(acc, sr);
                     if constexpr (windowed) {
                         const unsigned q = i + u;
                         unsigned f = window_hit(q);
@@ -315,51 +340,22 @@ __global__ void __launch_bounds__(block_size, 4) row_block_kernel(Args<T> x, Sr 
         const unsigned runs = unsigned((len + chunk - 1) / chunk);  // workers with entries: 0 .. runs - 1
         const std::uint64_t begin = lo + std::min<std::uint64_t>(g * chunk, len);
         const unsigned n = unsigned(std::min<std::uint64_t>(lo + len, begin + chunk) - begin);
-        auto read = [&](unsigned i, ColIndex (&k)[E], T (&a)[E]) {
-#pragma unroll
-            for (unsigned e = 0; e < E; ++e) {
-                const unsigned j = i + e * L + s;
-                const bool in = j < n && e * L + s < U;
-                k[e] = in ? warp_ops::load_ro(x.cols + begin + j) : 0;
-                a[e] = in ? warp_ops::load_ro(x.vals + begin + j) : T{};
-            }
-        };
         for (unsigned x0 = 0; x0 < w; x0 += panel) {
             bool col_in[NV];
-#pragma unroll
-            for (unsigned t = 0; t < NV; ++t) col_in[t] = x0 + (s + t * L) * V < w;
+            lane_columns<L, V>(col_in, x0, s, w);
             const std::uint64_t lane_bytes = std::uint64_t(x0 + s * V) * sizeof(T);
             Vec<T, V> acc[NV];
-#pragma unroll
-            for (unsigned t = 0; t < NV; ++t)
-#pragma unroll
-                for (unsigned v = 0; v < V; ++v) acc[t].v[v] = sr.template zero<T>();
+            set_identity(acc, sr);
             ColIndex kn[E];
             T an[E];
-            if (n > 0) read(0, kn, an);
+            if (n > 0) read_batch<T, L, U>(x, begin, n, s, 0, kn, an);
             for (unsigned i = 0; i < n; i += U) {
                 ColIndex kq[E];
                 T aq[E];
-#pragma unroll
-                for (unsigned e = 0; e < E; ++e) {
-                    kq[e] = kn[e];
-                    aq[e] = an[e];
-                }
-                if (i + U < n) read(i + U, kn, an);
+                take_batch<T, L, U>(x, begin, n, s, i, kn, an, kq, aq);
                 Vec<T, V> bv[U][NV];
                 T av[U];
-#pragma unroll
-                for (unsigned u = 0; u < U; ++u) {
-                    const ColIndex k = warp_ops::shfl_idx(kq[u / L], int(u % L), mask, int(L));
-                    av[u] = warp_ops::shfl_idx(aq[u / L], int(u % L), mask, int(L));
-                    if (i + u < n) {
-                        const auto* br =
-                            reinterpret_cast<const Vec<T, V>*>(b_bytes + warp_ops::mad_wide(k, row_bytes, lane_bytes));
-#pragma unroll
-                        for (unsigned t = 0; t < NV; ++t)
-                            if (col_in[t]) bv[u][t] = br[t * L];
-                    }
-                }
+                gather_batch<T, L, V, NV, U, E, true>(b_bytes, row_bytes, lane_bytes, mask, i, n, col_in, kq, aq, bv, av);
 #pragma unroll
                 for (unsigned u = 0; u < U; ++u) {
                     if (i + u >= n) continue;
