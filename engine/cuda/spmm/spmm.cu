@@ -192,8 +192,8 @@ std::shared_ptr<const Plan> plan_of(const Matrix<T>& a, const Split& split) {
     return plan;
 }
 
-// The entries of A's longest row: its offsets read back once (a small matrix: the driver asks only below a
-// wave of blocks' rows) and kept with the plans.
+// The entries of A's longest row: its offsets read back once (a small matrix: the driver asks only up to two
+// waves of blocks' rows) and kept with the plans.
 template <class T>
 std::uint64_t longest_row(const Matrix<T>& a) {
     const auto cached = std::static_pointer_cast<const Plans>(a.cached_spmm_plan());

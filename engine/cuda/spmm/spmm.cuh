@@ -355,7 +355,8 @@ __global__ void __launch_bounds__(block_size, 4) row_block_kernel(Args<T> x, Sr 
                 take_batch<T, L, U>(x, begin, n, s, i, kn, an, kq, aq);
                 Vec<T, V> bv[U][NV];
                 T av[U];
-                gather_batch<T, L, V, NV, U, E, true>(b_bytes, row_bytes, lane_bytes, mask, i, n, col_in, kq, aq, bv, av);
+                gather_batch<T, L, V, NV, U, E, true>(b_bytes, row_bytes, lane_bytes, mask, i, n, col_in, kq, aq, bv,
+                                                      av);
 #pragma unroll
                 for (unsigned u = 0; u < U; ++u) {
                     if (i + u >= n) continue;
