@@ -192,7 +192,7 @@ std::shared_ptr<const Plan> plan_of(const Matrix<T>& a, const Split& split) {
     return plan;
 }
 
-// The entries of A's longest row: its offsets read back once (a small matrix: the driver asks only up to two
+// The entries of A's longest row: its offsets read back once (a small matrix: the driver asks only up to three
 // waves of blocks' rows) and kept with the plans.
 template <class T>
 std::uint64_t longest_row(const Matrix<T>& a) {
@@ -209,14 +209,16 @@ std::uint64_t longest_row(const Matrix<T>& a) {
     return longest;
 }
 
-// A block a row (row_block_kernel) for a small matrix: at most 2 rows a block (a wave of blocks at once), and
-// those rows' batches of entries a worker at most 16 (the longest row's entries over the block's workers, `batch`
-// at a time); else the shares (spmm_kernel). H200, against the shares, two passes: mbeacxc (496 rows of up to 484
-// entries, a row a block) 16-49% faster at up to 16 batches (float w = 32 0.0154 -> 0.0078-0.0089 ms, double w =
-// 64 0.0166 -> 0.0138), within 7% either way at 31, 65% slower at 61 (double w = 256); email-Eu-core (2 rows a
-// block) 18-40% faster at up to 7 batches; bcsstk13 (4 rows a block) level at 1-2 batches, 30-55% slower at 6-12.
-// HYBLA_SPMM_ROWS=block or walk forces one (the tests run both).
-inline constexpr std::uint64_t row_block_rows = 2, row_block_batches = 16;
+// A block a row (row_block_kernel) for a small matrix, else the shares (spmm_kernel). In batches of entries a
+// worker (a batch's gathers about one trip to L2, as is a row's fixed work): the longest row takes its entries
+// over the block's workers, `batch` at a time; the rows take ceil(m / wave) turns of a wave of blocks, each a mean
+// row's batches plus 2. Blocks where the larger is at most 16, in at most 3 turns. H200, against the shares, both
+// forced, two passes: mbeacxc (1 turn, rows of up to 484 entries) 16-49% faster at up to 16 batches (float w = 32
+// 0.0154 -> 0.0078-0.0089 ms, double w = 64 0.0166 -> 0.0138), within 7% either way at 31, 65% slower at 61
+// (double w = 256); email-Eu-core (2 turns) 18-40% faster at up to 7; jagmesh7 (3 turns, rows of up to 7) 19-38%
+// faster at 7 of 8 widths and types; bcsstk13 (4 turns, 1-3 batches) level, 30-55% slower at 6-12; zenios (6
+// turns) 10-30% slower. HYBLA_SPMM_ROWS=block or walk forces one (the tests run both).
+inline constexpr std::uint64_t row_block_turns = 3, row_block_batches = 16, row_block_row_cost = 2;
 template <class T>
 bool row_blocks(const Matrix<T>& a, unsigned workers, unsigned batch, unsigned resident, int device) {
     if (const char* e = std::getenv("HYBLA_SPMM_ROWS"); e && *e) {
@@ -224,9 +226,11 @@ bool row_blocks(const Matrix<T>& a, unsigned workers, unsigned batch, unsigned r
         if (std::string(e) == "walk") return false;
     }
     const std::uint64_t wave = std::uint64_t(multiprocessor_count(device)) * resident;
-    if (a.nvals() == 0 || a.nrows() > row_block_rows * wave) return false;
-    const std::uint64_t rows = (a.nrows() + wave - 1) / wave, entries = (longest_row(a) + workers - 1) / workers;
-    return rows * ((entries + batch - 1) / batch) <= row_block_batches;
+    const std::uint64_t m = a.nrows(), nnz = a.nvals();
+    if (nnz == 0 || m > row_block_turns * wave) return false;
+    auto batches = [&](std::uint64_t entries) { return ((entries + workers - 1) / workers + batch - 1) / batch; };
+    const std::uint64_t turns = (m + wave - 1) / wave, mean = (nnz + m - 1) / m;
+    return std::max(batches(longest_row(a)), turns * (batches(mean) + row_block_row_cost)) <= row_block_batches;
 }
 
 template <class T, class Sr, unsigned L, unsigned V, unsigned NV, unsigned U, unsigned MB, bool LateA>
