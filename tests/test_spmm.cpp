@@ -658,12 +658,12 @@ TEST_CASE("SpMM: wide and narrow workers at the widths that have both", "[mxm][s
     run.operator()<double>(142);
 }
 
-// Small matrices whose longest row fits a block's workers take a block a row (engine/cuda/spmm/spmm.cu, plus_times
+// Small matrices take a block a row where the rule's cost in batches allows (engine/cuda/spmm/spmm.cu, plus_times
 // on float and double at widths of 16-byte vectors on 8 lanes or more; HYBLA_SPMM_ROWS=block forces it on any
 // matrix, walk forces the shares): both paths and the rule, on rows of lengths around a block's workers and their
 // multiples between empty rows (1000 entries: 32 a worker at w = 32 floats), skewed rows with two rows of 1200
 // and a hub, and 200 rows of 40 to 160 entries (the rule's block path on a GPU); with accumulators, at widths with
-// and without 16-byte vectors, over one and several panels.
+// and without 16-byte vectors, over one and several panels; and the same bits twice on values that round.
 TEST_CASE("SpMM: a block a row on small matrices forced and by the rule", "[mxm][spmm]") {
     const std::vector<Index> ladder{0, 1, 7, 8, 9, 31, 32, 33, 0, 63, 64, 65, 127, 128, 129, 255, 256, 257, 1000, 0, 2};
     auto run = [&]<class T>(std::uint64_t seed) {
